@@ -1,0 +1,73 @@
+import { sha256d, sha256dParts, toDisplayHex } from './hash.js';
+
+function hasDuplicates(hashes: readonly Buffer[]): boolean {
+  const seen = new Set<string>();
+  for (const h of hashes) {
+    const k = h.toString('latin1');
+    if (seen.has(k)) return true;
+    seen.add(k);
+  }
+  return false;
+}
+
+function nextLevel(level: readonly Buffer[]): Buffer[] {
+  const next: Buffer[] = [];
+  for (let i = 0; i < level.length; i += 2) {
+    const a = level[i]!;
+    const b = level[i + 1] ?? a;
+    next.push(sha256dParts([a, b]));
+  }
+  return next;
+}
+
+/** Merkle root of txids (internal byte order), Bitcoin style (odd last duplicated). */
+export function merkleRoot(hashes: readonly Buffer[]): Buffer {
+  if (hashes.length === 0) return Buffer.alloc(32);
+  let level: readonly Buffer[] = hashes;
+  while (level.length > 1) level = nextLevel(level);
+  return level[0]!;
+}
+
+/**
+ * The original's `mrkl_tree`: every level from the leaves up to the root,
+ * flattened, display hex; `[null]` when the txids are not unique.
+ */
+export function merkleTree(hashes: readonly Buffer[]): (string | null)[] {
+  if (hasDuplicates(hashes)) return [null];
+  const out: string[] = hashes.map(toDisplayHex);
+  let level: readonly Buffer[] = hashes;
+  while (level.length > 1) {
+    level = nextLevel(level);
+    for (const h of level) out.push(toDisplayHex(h));
+  }
+  return out;
+}
+
+/**
+ * The original's `mrkl_branch` for the tx at `index`: sibling hashes from the
+ * leaves upward (an odd last node is its own sibling), display hex;
+ * `[null]` when the txids are not unique.
+ */
+export function merkleBranch(hashes: readonly Buffer[], index: number): (string | null)[] {
+  if (hasDuplicates(hashes)) return [null];
+  const branch: string[] = [];
+  let level: readonly Buffer[] = hashes;
+  let i = index;
+  while (level.length > 1) {
+    const sib = i ^ 1;
+    branch.push(toDisplayHex(level[sib] ?? level[i]!));
+    level = nextLevel(level);
+    i >>= 1;
+  }
+  return branch;
+}
+
+/** Folds a branch back up to a root (internal order); bit j of index picks the side. */
+export function rootFromBranch(leaf: Buffer, branchDisplayHex: readonly string[], index: number): Buffer {
+  let cur = leaf;
+  for (let j = 0; j < branchDisplayHex.length; j++) {
+    const sib = Buffer.from(branchDisplayHex[j]!, 'hex').reverse();
+    cur = (index >> j) & 1 ? sha256d(Buffer.concat([sib, cur])) : sha256d(Buffer.concat([cur, sib]));
+  }
+  return cur;
+}

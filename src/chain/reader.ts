@@ -1,0 +1,99 @@
+import { ParseError } from './errors.js';
+
+/**
+ * Bounds-checked little-endian cursor over a Buffer. Every read checks the
+ * remaining length first, so a bad length can never read past the end or
+ * allocate a huge array: it throws a ParseError naming the offset instead.
+ */
+export class Reader {
+  pos: number;
+  constructor(
+    readonly buf: Buffer,
+    start = 0,
+    readonly end = buf.length,
+  ) {
+    this.pos = start;
+  }
+
+  get remaining(): number {
+    return this.end - this.pos;
+  }
+
+  need(n: number, what: string): void {
+    if (n > this.end - this.pos) {
+      throw new ParseError(`${what}: need ${n} bytes, ${this.end - this.pos} left`, this.pos);
+    }
+  }
+
+  u8(what = 'byte'): number {
+    this.need(1, what);
+    return this.buf[this.pos++]!;
+  }
+
+  u32(what = 'uint32'): number {
+    this.need(4, what);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i32(what = 'int32'): number {
+    this.need(4, what);
+    const v = this.buf.readInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  u64(what = 'uint64'): bigint {
+    this.need(8, what);
+    const v = this.buf.readBigUInt64LE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  /** Bitcoin CompactSize. Values above 2^53 are rejected as absurd. */
+  varint(what = 'varint'): number {
+    const at = this.pos;
+    const first = this.u8(what);
+    if (first < 0xfd) return first;
+    if (first === 0xfd) {
+      this.need(2, what);
+      const v = this.buf.readUInt16LE(this.pos);
+      this.pos += 2;
+      return v;
+    }
+    if (first === 0xfe) return this.u32(what);
+    const big = this.u64(what);
+    if (big > BigInt(Number.MAX_SAFE_INTEGER)) throw new ParseError(`${what}: absurd value ${big}`, at);
+    return Number(big);
+  }
+
+  /**
+   * A count of items each at least `minItemSize` bytes long: rejected when the
+   * remaining bytes cannot possibly hold that many.
+   */
+  count(what: string, minItemSize: number): number {
+    const at = this.pos;
+    const n = this.varint(what);
+    if (n * minItemSize > this.end - this.pos) {
+      throw new ParseError(`${what}: count ${n} cannot fit in the ${this.end - this.pos} bytes left`, at);
+    }
+    return n;
+  }
+
+  bytes(n: number, what = 'bytes'): Buffer {
+    this.need(n, what);
+    const b = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+
+  varBytes(what = 'var bytes'): Buffer {
+    const at = this.pos;
+    const n = this.varint(`${what} length`);
+    if (n > this.end - this.pos) {
+      throw new ParseError(`${what}: length ${n} exceeds the ${this.end - this.pos} bytes left`, at);
+    }
+    return this.bytes(n, what);
+  }
+}

@@ -1,0 +1,34 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** ../shared beside the repo: real chain data and reference fixtures (not copied into the repo). */
+export const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared');
+export const HAVE_SHARED = existsSync(join(SHARED, 'chaindata'));
+export const SKIP_SHARED_REASON = `../shared not found at ${SHARED}: tests on real chain data are skipped`;
+if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
+
+export function chainPath(...parts: string[]): string {
+  return join(SHARED, 'chaindata', ...parts);
+}
+
+export function fixturePath(...parts: string[]): string {
+  return join(SHARED, 'webbtc-fixtures', ...parts);
+}
+
+export function readChain(...parts: string[]): Buffer {
+  return readFileSync(chainPath(...parts));
+}
+
+/** Splits `magic | len | block` framed data (strict; test helper only). */
+export function framedBlocks(buf: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let pos = 0;
+  while (pos + 8 <= buf.length) {
+    const len = buf.readUInt32LE(pos + 4);
+    if (len === 0) break;
+    out.push(buf.subarray(pos + 8, pos + 8 + len));
+    pos += 8 + len;
+  }
+  return out;
+}
