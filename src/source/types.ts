@@ -1,0 +1,47 @@
+import type { Network } from '../chain/networks.js';
+
+/** One block of the main chain, delivered in height order. */
+export interface SourceBlock {
+  height: number;
+  /** Block hash, display hex. */
+  hash: string;
+  /** The serialized block exactly as stored by the node. */
+  raw: Buffer;
+}
+
+/** A block the source holds off the main chain. */
+export interface OffChainBlock {
+  /** 'side': connects to genesis but is not on the best chain; 'orphan': parent unknown. */
+  kind: 'side' | 'orphan';
+  hash: string;
+  /** Height when connected (side blocks); undefined for orphans. */
+  height: number | undefined;
+  raw: Buffer;
+}
+
+export interface ChainTip {
+  height: number;
+  hash: string;
+}
+
+/**
+ * What every chain source delivers: the main chain from genesis to a height,
+ * in order, plus the blocks it holds off the main chain.
+ */
+export interface ChainSource {
+  readonly network: Network;
+  /** Human-readable description for logs and errors (dir path, URL without password). */
+  readonly description: string;
+  /** The best chain's tip as the source sees it now. */
+  tip(): Promise<ChainTip>;
+  /**
+   * Main-chain blocks 0..height in height order. Throws when height is above
+   * the tip (naming the tip height) or when the chain changes underneath.
+   */
+  mainChain(height: number): AsyncIterable<SourceBlock>;
+  /** Side-branch and orphan blocks known to the source (for `height`: those not on the main chain up to it). */
+  offChain(height: number): AsyncIterable<OffChainBlock>;
+  /** Problems found and worked around (skipped junk, duplicates...): one line each, naming file and offset. */
+  readonly warnings: readonly string[];
+  close(): Promise<void>;
+}
