@@ -1,0 +1,762 @@
+import { sha256d, toDisplayHex } from '../hash.js';
+import { merkleRoot } from '../merkle.js';
+import { blockSubsidy, isNamecoin, type Network } from '../networks.js';
+import { blockWork } from '../work.js';
+import { KeyFactory, Signer, type Key } from './keys.js';
+import { Prng } from './prng.js';
+import { locks, nameCommitment, unlock, type Lock } from './scripts.js';
+import {
+  assembleBlock,
+  AUXPOW_FLAG,
+  buildAuxPow,
+  coinbaseScriptSig,
+  grindHeader,
+  NAMECOIN_CHAIN_ID,
+  REGTEST_BITS,
+  regtestGenesis,
+  serializeHeader,
+  serializeTx,
+  witnessCommitmentScript,
+  ZERO_HASH,
+  type TxData,
+  type TxInData,
+} from './serialize.js';
+
+/** Namecoin: tx version of name operations. */
+export const NAMECOIN_TX_VERSION = 0x7100;
+/** Namecoin: blocks between name_new and name_firstupdate (MIN_FIRSTUPDATE_DEPTH). */
+export const MIN_FIRSTUPDATE_DEPTH = 12;
+/** Namecoin: coins locked in a name output (NAME_LOCKED_AMOUNT, 0.01 NMC). */
+export const NAME_AMOUNT = 1_000_000n;
+export const MAX_NAME_LENGTH = 255;
+export const MAX_VALUE_LENGTH = 1023;
+export const DEFAULT_FEE = 10_000n;
+const DUST = 546n;
+
+export interface ChainBuilderOptions {
+  network: Network;
+  /** Same seed (and same calls) → byte-identical blocks. */
+  seed: number | string;
+  /** Merge-mined (AuxPoW) blocks; default: the network's `auxpow` (Namecoin networks). */
+  auxpow?: boolean;
+  /** Time of block 1; default genesis time + blockInterval. */
+  startTime?: number;
+  /** Seconds between consecutive blocks (default 600). */
+  blockInterval?: number;
+  /** Coinbase maturity in blocks (default 100, as Core). */
+  coinbaseMaturity?: number;
+  /** Compact target of every block after genesis (default regtest 0x207fffff). */
+  bits?: number;
+}
+
+/** An output by txid (display hex) and index. */
+export interface OutRef {
+  txid: string;
+  vout: number;
+}
+
+/** An unspent output as the builder tracks it. */
+export interface Coin {
+  /** txid, internal byte order. */
+  hash: Buffer;
+  txid: string;
+  vout: number;
+  value: bigint;
+  lock: Lock;
+  height: number;
+  coinbase: boolean;
+  /** Spendable by the builder's automatic funding (coinbase and change outputs). */
+  wallet: boolean;
+}
+
+export interface InputSpec {
+  ref: OutRef;
+  /** Override the scriptSig / witness the coin's lock would produce. */
+  scriptSig?: Buffer;
+  witness?: Buffer[];
+  sequence?: number;
+}
+
+export interface OutputSpec {
+  lock: Lock;
+  /** Omitted: an equal share of what is left after fixed outputs and the fee. */
+  value?: bigint;
+  /** Let automatic funding spend this output later (default false). */
+  wallet?: boolean;
+}
+
+export interface TxSpec {
+  inputs?: (OutRef | InputSpec)[];
+  outputs?: OutputSpec[];
+  /** Default DEFAULT_FEE. */
+  fee?: bigint;
+  /** Default 2 (0x7100 is set by the name methods). */
+  version?: number;
+  lockTime?: number;
+  /** Add mature wallet coins when the inputs do not cover outputs + fee (default true). */
+  fund?: boolean;
+  /** Where surplus goes: a lock, or false to leave it to the fee (default: a wallet change lock). */
+  change?: Lock | false;
+}
+
+export interface TxHandle {
+  txid: string;
+  /** txid, internal order. */
+  hash: Buffer;
+  raw: Buffer;
+  fee: bigint;
+  /** Every output of the transaction. */
+  outputs: OutRef[];
+  /** The coins this transaction spent (as they were). */
+  spent: Coin[];
+  out(vout: number): OutRef;
+}
+
+export interface NameNewHandle extends TxHandle {
+  name: Buffer;
+  rand: Buffer;
+  /** hash160(rand ‖ name). */
+  commitment: Buffer;
+  /** The name_new output. */
+  nameOut: OutRef;
+  height: number;
+}
+
+export type NameOpKind = 'name_new' | 'name_firstupdate' | 'name_update';
+
+/** One name operation the builder made. */
+export interface NameOpRecord {
+  op: NameOpKind;
+  /** The name (for name_new: the name it commits to, not visible on chain). */
+  name: Buffer;
+  value: Buffer | undefined;
+  rand: Buffer | undefined;
+  /** name_new: the 20-byte commitment. */
+  commitment: Buffer | undefined;
+  height: number;
+  /** Block hash, display hex. */
+  block: string;
+  txid: string;
+  vout: number;
+  /** firstupdate after an earlier registration expired. */
+  reregistration: boolean;
+}
+
+export type BlockKind = 'main' | 'side' | 'orphan';
+
+/** A block as built (kind is decided by `build()`). */
+export interface BlockHandle {
+  /** Display hex. */
+  hash: string;
+  height: number;
+  time: number;
+  prevHash: string;
+  raw: Buffer;
+  /** txids in block order, coinbase first. */
+  txids: string[];
+}
+
+export interface BuiltBlock extends BlockHandle {
+  kind: BlockKind;
+}
+
+export interface BuiltChain {
+  network: Network;
+  /** Every block (main, side, orphan) in creation order, genesis first. */
+  blocks: BuiltBlock[];
+  /** Main chain, index = height. */
+  main: BuiltBlock[];
+  side: BuiltBlock[];
+  orphans: BuiltBlock[];
+  tip: BuiltBlock;
+  /** Name operations in creation order, each with its block; filter by block kind for the main chain's. */
+  names: NameOpRecord[];
+}
+
+export interface BlockOptions {
+  /** Parent block (handle or display hash); default the best tip. */
+  parent?: BlockHandle | string;
+  time?: number;
+  /** Coinbase outputs (values omitted share subsidy + fees); default the miner's P2PKH. */
+  coinbase?: Lock | OutputSpec[];
+  /** Override the builder's auxpow setting for this block. */
+  auxpow?: boolean;
+}
+
+type Op =
+  | { t: 'add'; key: string; coin: Coin }
+  | { t: 'del'; key: string; coin: Coin }
+  | { t: 'name'; name: string; prev: NameEntry | undefined; next: NameEntry | undefined };
+
+interface NameEntry {
+  /** Outpoint key of the current name coin. */
+  key: string;
+  /** Height of the last registration/update. */
+  height: number;
+}
+
+interface Node {
+  handle: BlockHandle;
+  hashBuf: Buffer;
+  prev: Node | undefined;
+  height: number;
+  time: number;
+  work: bigint;
+  /** Ghost parents of orphans are never emitted; detached = ghost or descends from one. */
+  ghost: boolean;
+  detached: boolean;
+  ops: Op[];
+}
+
+const refKey = (txid: string, vout: number) => `${txid}:${vout}`;
+const isRef = (x: OutRef | InputSpec): x is OutRef => 'txid' in x;
+
+/**
+ * Deterministic builder of valid-structure regtest chains (Bitcoin or
+ * Namecoin): genesis identical to Core's, BIP34 coinbases, UTXO-tracked
+ * spends with balanced values, witness commitments, correct merkle roots,
+ * solved PoW (or AuxPoW on merge-mined Namecoin blocks), Namecoin name
+ * operations with Core's rules enforced, side branches and orphans.
+ *
+ * ```ts
+ * const cb = new ChainBuilder({ network: NETWORKS['namecoin-regtest'], seed: 1 });
+ * cb.mine(101);
+ * const k = cb.key();
+ * cb.block((b) => { b.tx({ outputs: [{ lock: locks.p2wpkh(k), value: 100_000_000n }] }); });
+ * const chain = cb.build();
+ * ```
+ */
+export class ChainBuilder {
+  readonly network: Network;
+  readonly auxpow: boolean;
+  readonly bits: number;
+  readonly blockInterval: number;
+  readonly coinbaseMaturity: number;
+  readonly signer: Signer;
+  private readonly keys: KeyFactory;
+  private readonly prng: Prng;
+  private readonly startTime: number | undefined;
+  private readonly nodes: Node[] = [];
+  private readonly byHash = new Map<string, Node>();
+  private best: Node;
+  private active: Node;
+  private readonly utxo = new Map<string, Coin>();
+  private readonly wallet = new Map<string, Coin>();
+  private readonly nameState = new Map<string, NameEntry>();
+  private readonly nameOps: NameOpRecord[] = [];
+  private readonly minerLock: Lock;
+  private readonly changeLocks: Lock[];
+  private changeIndex = 0;
+
+  constructor(opts: ChainBuilderOptions) {
+    this.network = opts.network;
+    this.auxpow = opts.auxpow ?? opts.network.auxpow;
+    if (this.auxpow && !opts.network.auxpow) throw new Error(`${opts.network.name} has no merge mining`);
+    this.bits = opts.bits ?? REGTEST_BITS;
+    this.blockInterval = opts.blockInterval ?? 600;
+    this.coinbaseMaturity = opts.coinbaseMaturity ?? 100;
+    this.startTime = opts.startTime;
+    this.prng = new Prng(`${opts.seed}/misc`);
+    this.keys = new KeyFactory(new Prng(`${opts.seed}/keys`));
+    this.signer = new Signer(new Prng(`${opts.seed}/sigs`));
+    const g = regtestGenesis();
+    const id = toDisplayHex(g.hash);
+    const genesis: Node = {
+      handle: { hash: id, height: 0, time: g.header.readUInt32LE(68), prevHash: '0'.repeat(64), raw: g.raw, txids: [g.coinbase.txid] },
+      hashBuf: g.hash,
+      prev: undefined,
+      height: 0,
+      time: g.header.readUInt32LE(68),
+      work: blockWork(g.header.readUInt32LE(72)),
+      ghost: false,
+      detached: false,
+      ops: [],
+    };
+    if (id !== opts.network.genesis) throw new Error(`${opts.network.name} is not a regtest network: the builder only makes regtest chains`);
+    this.nodes.push(genesis);
+    this.byHash.set(id, genesis);
+    this.best = genesis;
+    this.active = genesis;
+    const wk = this.keys.key();
+    this.minerLock = locks.p2pkh(wk);
+    this.changeLocks = [locks.p2pkh(this.keys.key()), locks.p2wpkh(this.keys.key()), locks.p2pkh(this.keys.key())];
+  }
+
+  /** A fresh deterministic key (33-byte compressed, or 65-byte uncompressed). */
+  key(opts: { uncompressed?: boolean } = {}): Key {
+    return this.keys.key(opts);
+  }
+
+  /** Deterministic random bytes from the builder's stream. */
+  randomBytes(n: number): Buffer {
+    return this.prng.bytes(n);
+  }
+
+  /** The best (most-work, first-seen) block. */
+  get tip(): BlockHandle {
+    return this.best.handle;
+  }
+
+  /** The UTXO set after the last built block (or the block being built). */
+  coin(ref: OutRef): Coin | undefined {
+    return this.utxo.get(refKey(ref.txid, ref.vout));
+  }
+
+  unspent(): Coin[] {
+    return [...this.utxo.values()];
+  }
+
+  /** Builds one block on `opts.parent` (default the best tip); `fn` adds transactions. */
+  block(fn?: (b: BlockContext) => void, opts: BlockOptions = {}): BlockHandle {
+    return this.buildBlock(fn, opts, false).handle;
+  }
+
+  /** `n` blocks with only a coinbase. */
+  mine(n: number, opts: Omit<BlockOptions, 'time'> = {}): BlockHandle[] {
+    const out: BlockHandle[] = [];
+    let parent = opts.parent;
+    for (let i = 0; i < n; i++) {
+      const h = this.block(undefined, { ...opts, parent });
+      out.push(h);
+      if (parent !== undefined) parent = h;
+    }
+    return out;
+  }
+
+  /**
+   * An orphan: a block whose parent (built on `opts.parent`, default the tip,
+   * but never emitted) is unknown to anyone reading the output.
+   */
+  orphan(fn?: (b: BlockContext) => void, opts: BlockOptions = {}): BlockHandle {
+    const ghost = this.buildBlock(undefined, { ...opts, time: undefined }, true);
+    return this.buildBlock(fn, { ...opts, parent: ghost.handle }, false).handle;
+  }
+
+  /** The blocks built so far, classified against the current best chain. */
+  build(): BuiltChain {
+    const mainSet = new Set<Node>();
+    for (let n: Node | undefined = this.best; n; n = n.prev) mainSet.add(n);
+    const kindOf = (n: Node): BlockKind => (mainSet.has(n) ? 'main' : n.detached ? 'orphan' : 'side');
+    const blocks: BuiltBlock[] = [];
+    const byNode = new Map<Node, BuiltBlock>();
+    for (const n of this.nodes) {
+      if (n.ghost) continue;
+      const b: BuiltBlock = { ...n.handle, kind: kindOf(n) };
+      blocks.push(b);
+      byNode.set(n, b);
+    }
+    const main: BuiltBlock[] = [];
+    for (let n: Node | undefined = this.best; n; n = n.prev) main[n.height] = byNode.get(n)!;
+    return {
+      network: this.network,
+      blocks,
+      main,
+      side: blocks.filter((b) => b.kind === 'side'),
+      orphans: blocks.filter((b) => b.kind === 'orphan'),
+      tip: byNode.get(this.best)!,
+      names: this.nameOps.filter((r) => !this.byHash.get(r.block)!.ghost).map((r) => ({ ...r })),
+    };
+  }
+
+  // ---- internals ---------------------------------------------------------------
+
+  private nodeOf(ref: BlockHandle | string): Node {
+    const id = typeof ref === 'string' ? ref : ref.hash;
+    const n = this.byHash.get(id);
+    if (!n) throw new Error(`unknown block ${id}`);
+    return n;
+  }
+
+  /** @internal applies an op to the live state and records it. */
+  apply(ops: Op[], op: Op): void {
+    this.applyOp(op, true);
+    ops.push(op);
+  }
+
+  private applyOp(op: Op, forward: boolean): void {
+    if (op.t === 'name') {
+      const v = forward ? op.next : op.prev;
+      if (v) this.nameState.set(op.name, v);
+      else this.nameState.delete(op.name);
+      return;
+    }
+    const add = (op.t === 'add') === forward;
+    if (add) {
+      this.utxo.set(op.key, op.coin);
+      if (op.coin.wallet) this.wallet.set(op.key, op.coin);
+    } else {
+      this.utxo.delete(op.key);
+      this.wallet.delete(op.key);
+    }
+  }
+
+  private undo(ops: readonly Op[]): void {
+    for (let i = ops.length - 1; i >= 0; i--) this.applyOp(ops[i]!, false);
+  }
+
+  /** Moves the live UTXO/name state to "after `target`". */
+  private activate(target: Node): void {
+    if (target === this.active) return;
+    let a: Node = this.active;
+    let b: Node = target;
+    const forward: Node[] = [];
+    while (a.height > b.height) {
+      this.undo(a.ops);
+      a = a.prev!;
+    }
+    while (b.height > a.height) {
+      forward.push(b);
+      b = b.prev!;
+    }
+    while (a !== b) {
+      this.undo(a.ops);
+      a = a.prev!;
+      forward.push(b);
+      b = b.prev!;
+    }
+    for (let i = forward.length - 1; i >= 0; i--) for (const op of forward[i]!.ops) this.applyOp(op, true);
+    this.active = target;
+  }
+
+  private buildBlock(fn: ((b: BlockContext) => void) | undefined, opts: BlockOptions, ghost: boolean): Node {
+    const parent = opts.parent === undefined ? this.best : this.nodeOf(opts.parent);
+    this.activate(parent);
+    const height = parent.height + 1;
+    const time = opts.time ?? (parent.height === 0 && this.startTime !== undefined ? this.startTime : parent.time + this.blockInterval);
+    const ctx = new BlockContext(this, height, time);
+    try {
+      fn?.(ctx);
+      return this.finish(ctx, parent, opts, ghost);
+    } catch (e) {
+      this.undo(ctx.ops);
+      throw e;
+    }
+  }
+
+  private finish(ctx: BlockContext, parent: Node, opts: BlockOptions, ghost: boolean): Node {
+    const { height, time } = ctx;
+    // Coinbase: subsidy + fees to the requested outputs.
+    const total = blockSubsidy(this.network, height) + ctx.fees;
+    const cbOuts: OutputSpec[] = opts.coinbase === undefined ? [{ lock: this.minerLock, wallet: true }] : Array.isArray(opts.coinbase) ? opts.coinbase : [{ lock: opts.coinbase }];
+    const values = splitValues(cbOuts, total, 'coinbase');
+    const outputs = cbOuts.map((o, i) => ({ value: values[i]!, script: o.lock.script }));
+    const anyWitness = ctx.txs.some((t) => t.hasWitness);
+    if (anyWitness) outputs.push({ value: 0n, script: witnessCommitmentScript([ZERO_HASH, ...ctx.txs.map((t) => t.whash)]) });
+    const cbIn: TxInData = {
+      prevHash: ZERO_HASH,
+      prevIndex: 0xffffffff,
+      script: coinbaseScriptSig(height, this.prng.bytes(4)),
+      sequence: 0xffffffff,
+      witness: anyWitness ? [Buffer.alloc(32)] : undefined,
+    };
+    const cb = serializeTx({ version: 2, inputs: [cbIn], outputs, lockTime: 0 });
+    cbOuts.forEach((o, i) => {
+      const coin: Coin = { hash: cb.hash, txid: cb.txid, vout: i, value: values[i]!, lock: o.lock, height, coinbase: true, wallet: o.wallet ?? opts.coinbase === undefined };
+      if (o.lock.satisfy) this.apply(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
+    });
+    // Namecoin: names last updated `depth` blocks ago expire now; their coins become unspendable.
+    const depth = this.network.nameExpirationDepth?.(height);
+    if (depth !== undefined) {
+      for (const [name, e] of this.nameState) {
+        if (e.height + depth <= height) {
+          const coin = this.utxo.get(e.key);
+          if (coin) this.apply(ctx.ops, { t: 'del', key: e.key, coin });
+        }
+      }
+    }
+    const hashes = [cb.hash, ...ctx.txs.map((t) => t.hash)];
+    const auxpow = opts.auxpow ?? this.auxpow;
+    if (auxpow && !this.network.auxpow) throw new Error(`${this.network.name} has no merge mining`);
+    const version = this.network.auxpow ? (NAMECOIN_CHAIN_ID << 16) | 4 | (auxpow ? AUXPOW_FLAG : 0) : 0x20000000;
+    const header = serializeHeader({ version, prevHash: parent.hashBuf, merkleRoot: merkleRoot(hashes), time, bits: this.bits, nonce: 0 });
+    let hash: Buffer;
+    let aux: Buffer | undefined;
+    if (auxpow) {
+      hash = sha256d(header);
+      aux = buildAuxPow(hash, this.bits, time, this.prng).bytes;
+    } else {
+      hash = grindHeader(header);
+    }
+    const raw = assembleBlock(header, aux, [cb.raw, ...ctx.txs.map((t) => t.raw)]);
+    const id = toDisplayHex(hash);
+    const node: Node = {
+      handle: { hash: id, height, time, prevHash: parent.handle.hash, raw, txids: [cb.txid, ...ctx.txs.map((t) => t.txid)] },
+      hashBuf: hash,
+      prev: parent,
+      height,
+      time,
+      work: parent.work + blockWork(this.bits),
+      ghost,
+      detached: ghost || parent.detached,
+      ops: ctx.ops,
+    };
+    for (const r of ctx.nameRecords) r.block = id;
+    this.nameOps.push(...ctx.nameRecords);
+    this.nodes.push(node);
+    this.byHash.set(id, node);
+    this.active = node;
+    if (!node.detached && node.work > this.best.work) this.best = node;
+    return node;
+  }
+
+  /** @internal */
+  walletLock(): Lock {
+    const l = this.changeLocks[this.changeIndex % this.changeLocks.length]!;
+    this.changeIndex++;
+    return l;
+  }
+
+  /** @internal */
+  utxoGet(key: string): Coin | undefined {
+    return this.utxo.get(key);
+  }
+
+  /** @internal */
+  walletCoins(): IterableIterator<[string, Coin]> {
+    return this.wallet.entries();
+  }
+
+  /** @internal */
+  nameEntry(name: Buffer): NameEntry | undefined {
+    return this.nameState.get(name.toString('hex'));
+  }
+
+  /** @internal */
+  newKey(): Key {
+    return this.keys.key();
+  }
+}
+
+/** Splits `total` over outputs: fixed values first, the rest shared equally by the others. */
+function splitValues(outs: readonly OutputSpec[], total: bigint, what: string): bigint[] {
+  let fixed = 0n;
+  let free = 0;
+  for (const o of outs) {
+    if (o.value === undefined) free++;
+    else fixed += o.value;
+  }
+  const rest = total - fixed;
+  if (rest < 0n || (free > 0 && rest < BigInt(free))) throw new Error(`${what}: outputs need ${fixed} + ${free} shares but only ${total} is available`);
+  const share = free ? rest / BigInt(free) : 0n;
+  let extra = free ? rest - share * BigInt(free) : 0n;
+  return outs.map((o) => {
+    if (o.value !== undefined) return o.value;
+    const v = share + extra;
+    extra = 0n;
+    return v;
+  });
+}
+
+interface BuiltTx {
+  raw: Buffer;
+  hash: Buffer;
+  whash: Buffer;
+  txid: string;
+  hasWitness: boolean;
+}
+
+/** Adds transactions to the block being built (passed to `ChainBuilder.block`). */
+export class BlockContext {
+  readonly ops: Op[] = [];
+  readonly txs: BuiltTx[] = [];
+  readonly nameRecords: NameOpRecord[] = [];
+  fees = 0n;
+
+  constructor(
+    private readonly cb: ChainBuilder,
+    readonly height: number,
+    readonly time: number,
+  ) {}
+
+  get network(): Network {
+    return this.cb.network;
+  }
+
+  /** A transaction: explicit inputs/outputs, auto-funded from the wallet, change back to it. */
+  tx(spec: TxSpec): TxHandle {
+    return this.makeTx(spec, false);
+  }
+
+  /** Pays `value` to `lock` from the wallet. */
+  pay(lock: Lock, value: bigint): TxHandle {
+    return this.tx({ outputs: [{ lock, value }] });
+  }
+
+  /** Namecoin name_new: commits to hash160(rand ‖ name); the name stays hidden until firstupdate. */
+  nameNew(name: string | Buffer, opts: { to?: Lock; rand?: Buffer } = {}): NameNewHandle {
+    this.requireNamecoin();
+    const nameBuf = toBytes(name);
+    checkName(nameBuf);
+    const rand = opts.rand ?? this.cb.randomBytes(20);
+    if (rand.length > 20) throw new Error('name rand is at most 20 bytes');
+    const commitment = nameCommitment(rand, nameBuf);
+    const to = opts.to ?? locks.p2pkh(this.cb.newKey());
+    const t = this.makeTx({ version: NAMECOIN_TX_VERSION, outputs: [{ lock: locks.nameNew(commitment, to), value: NAME_AMOUNT }] }, false);
+    this.record('name_new', nameBuf, undefined, rand, commitment, t.txid, 0, false);
+    return { ...t, name: nameBuf, rand, commitment, nameOut: t.out(0), height: this.height };
+  }
+
+  /**
+   * Namecoin name_firstupdate spending `nn`'s name_new output (which must be
+   * ≥ 12 blocks deep); the name must be new or expired.
+   */
+  nameFirstUpdate(nn: NameNewHandle, value: string | Buffer, opts: { to?: Lock } = {}): TxHandle {
+    this.requireNamecoin();
+    const valueBuf = toBytes(value);
+    checkValue(valueBuf);
+    const coin = this.cb.utxoGet(refKey(nn.nameOut.txid, nn.nameOut.vout));
+    if (!coin || coin.lock.kind !== 'name_new') throw new Error(`name_new ${nn.nameOut.txid}:${nn.nameOut.vout} is not unspent`);
+    if (this.height - coin.height < MIN_FIRSTUPDATE_DEPTH) {
+      throw new Error(`name_firstupdate of "${nn.name.toString('latin1')}" at height ${this.height}: its name_new at ${coin.height} is less than ${MIN_FIRSTUPDATE_DEPTH} blocks deep`);
+    }
+    const existing = this.cb.nameEntry(nn.name);
+    if (existing && !this.expired(existing)) {
+      throw new Error(`name_firstupdate of "${nn.name.toString('latin1')}" at height ${this.height}: the name is registered (height ${existing.height}) and not expired`);
+    }
+    const to = opts.to ?? coin.lock.inner ?? locks.p2pkh(this.cb.newKey());
+    const t = this.makeTx({ version: NAMECOIN_TX_VERSION, inputs: [nn.nameOut], outputs: [{ lock: locks.nameFirstUpdate(nn.name, nn.rand, valueBuf, to), value: NAME_AMOUNT }] }, true);
+    this.setName(nn.name, t.txid, existing);
+    this.record('name_firstupdate', nn.name, valueBuf, nn.rand, undefined, t.txid, 0, existing !== undefined);
+    return t;
+  }
+
+  /** Namecoin name_update of a registered, unexpired name (spends its current output). */
+  nameUpdate(name: string | Buffer, value: string | Buffer, opts: { to?: Lock } = {}): TxHandle {
+    this.requireNamecoin();
+    const nameBuf = toBytes(name);
+    const valueBuf = toBytes(value);
+    checkValue(valueBuf);
+    const e = this.cb.nameEntry(nameBuf);
+    if (!e) throw new Error(`name_update of unregistered name "${nameBuf.toString('latin1')}"`);
+    if (this.expired(e)) throw new Error(`name_update of "${nameBuf.toString('latin1')}" at height ${this.height}: expired (last update ${e.height})`);
+    const coin = this.cb.utxoGet(e.key);
+    if (!coin) throw new Error(`name "${nameBuf.toString('latin1')}": its output ${e.key} is not unspent`);
+    const to = opts.to ?? coin.lock.inner!;
+    const [txid, vout] = splitKey(e.key);
+    const t = this.makeTx({ version: NAMECOIN_TX_VERSION, inputs: [{ txid, vout }], outputs: [{ lock: locks.nameUpdate(nameBuf, valueBuf, to), value: NAME_AMOUNT }] }, true);
+    this.setName(nameBuf, t.txid, e);
+    this.record('name_update', nameBuf, valueBuf, undefined, undefined, t.txid, 0, false);
+    return t;
+  }
+
+  private expired(e: NameEntry): boolean {
+    return e.height + this.cb.network.nameExpirationDepth!(this.height) <= this.height;
+  }
+
+  private setName(name: Buffer, txid: string, prev: NameEntry | undefined): void {
+    this.cb.apply(this.ops, { t: 'name', name: name.toString('hex'), prev, next: { key: refKey(txid, 0), height: this.height } });
+  }
+
+  private record(op: NameOpKind, name: Buffer, value: Buffer | undefined, rand: Buffer | undefined, commitment: Buffer | undefined, txid: string, vout: number, rereg: boolean): void {
+    this.nameRecords.push({ op, name, value, rand, commitment, height: this.height, block: '', txid, vout, reregistration: rereg });
+  }
+
+  private requireNamecoin(): void {
+    if (!isNamecoin(this.cb.network)) throw new Error(`name operations need a Namecoin network, not ${this.cb.network.name}`);
+  }
+
+  private makeTx(spec: TxSpec, nameInputsAllowed: boolean): TxHandle {
+    const cb = this.cb;
+    const version = spec.version ?? 2;
+    const fee = spec.fee ?? DEFAULT_FEE;
+    const used = new Set<string>();
+    const ins: { coin: Coin; key: string; spec: InputSpec | undefined }[] = [];
+    for (const x of spec.inputs ?? []) {
+      const ref = isRef(x) ? x : x.ref;
+      const key = refKey(ref.txid, ref.vout);
+      const coin = cb.utxoGet(key);
+      if (!coin) throw new Error(`height ${this.height}: input ${key} is not an unspent output`);
+      if (used.has(key)) throw new Error(`height ${this.height}: input ${key} spent twice`);
+      if (coin.coinbase && this.height - coin.height < cb.coinbaseMaturity) {
+        throw new Error(`height ${this.height}: coinbase output ${key} from height ${coin.height} is immature`);
+      }
+      if (coin.lock.kind.startsWith('name_') && (!nameInputsAllowed || version !== NAMECOIN_TX_VERSION)) {
+        throw new Error(`height ${this.height}: ${key} is a name output; spend it with nameFirstUpdate/nameUpdate`);
+      }
+      if (!coin.lock.satisfy && (isRef(x) || (!x.scriptSig && !x.witness))) throw new Error(`height ${this.height}: ${key} (${coin.lock.kind}) is not spendable`);
+      used.add(key);
+      ins.push({ coin, key, spec: isRef(x) ? undefined : x });
+    }
+    const outs = spec.outputs ?? [];
+    let sumIn = ins.reduce((s, i) => s + i.coin.value, 0n);
+    let fixed = 0n;
+    let free = 0;
+    for (const o of outs) {
+      if (o.value === undefined) free++;
+      else fixed += o.value;
+    }
+    const need = fixed + fee + BigInt(free) * DUST;
+    if (sumIn < need && spec.fund !== false) {
+      for (const [key, coin] of cb.walletCoins()) {
+        if (sumIn >= need + (free ? 0n : DUST)) break;
+        if (used.has(key) || (coin.coinbase && this.height - coin.height < cb.coinbaseMaturity)) continue;
+        used.add(key);
+        ins.push({ coin, key, spec: undefined });
+        sumIn += coin.value;
+      }
+    }
+    if (sumIn < need) throw new Error(`height ${this.height}: inputs ${sumIn} do not cover outputs ${fixed} + fee ${fee}${spec.fund === false ? '' : ' (wallet has no more mature coins)'}`);
+    if (ins.length === 0) throw new Error(`height ${this.height}: a transaction needs an input`);
+    const finalOuts: OutputSpec[] = [...outs];
+    if (free === 0 && spec.change !== false) {
+      const surplus = sumIn - fixed - fee;
+      if (surplus >= DUST) finalOuts.push({ lock: spec.change ?? cb.walletLock(), value: surplus, wallet: spec.change === undefined });
+    }
+    const values = splitValues(finalOuts, sumIn - fee, 'tx');
+    const realFee = sumIn - values.reduce((s, v) => s + v, 0n);
+    const txIns: TxInData[] = ins.map(({ coin, spec: s }) => {
+      const [prevHash, prevIndex] = [coin.hash, coin.vout];
+      let scriptSig = s?.scriptSig;
+      let witness = s?.witness;
+      if (scriptSig === undefined && witness === undefined) ({ scriptSig, witness } = unlock(coin.lock, cb.signer));
+      return { prevHash, prevIndex, script: scriptSig ?? Buffer.alloc(0), sequence: s?.sequence ?? 0xfffffffe, witness };
+    });
+    const data: TxData = { version, inputs: txIns, outputs: finalOuts.map((o, i) => ({ value: values[i]!, script: o.lock.script })), lockTime: spec.lockTime ?? 0 };
+    const st = serializeTx(data);
+    const spent: Coin[] = [];
+    for (const { coin, key } of ins) {
+      cb.apply(this.ops, { t: 'del', key, coin });
+      spent.push(coin);
+    }
+    const refs: OutRef[] = [];
+    finalOuts.forEach((o, i) => {
+      refs.push({ txid: st.txid, vout: i });
+      if (!o.lock.satisfy) return; // unspendable: never enters the UTXO set
+      const coin: Coin = { hash: st.hash, txid: st.txid, vout: i, value: values[i]!, lock: o.lock, height: this.height, coinbase: false, wallet: o.wallet ?? false };
+      cb.apply(this.ops, { t: 'add', key: refKey(st.txid, i), coin });
+    });
+    this.txs.push(st);
+    this.fees += realFee;
+    return {
+      txid: st.txid,
+      hash: st.hash,
+      raw: st.raw,
+      fee: realFee,
+      outputs: refs,
+      spent,
+      out(vout: number): OutRef {
+        const r = refs[vout];
+        if (!r) throw new Error(`tx ${st.txid} has no output ${vout}`);
+        return r;
+      },
+    };
+  }
+}
+
+function splitKey(key: string): [string, number] {
+  const i = key.lastIndexOf(':');
+  return [key.slice(0, i), Number(key.slice(i + 1))];
+}
+
+function toBytes(x: string | Buffer): Buffer {
+  return typeof x === 'string' ? Buffer.from(x, 'utf8') : x;
+}
+
+function checkName(name: Buffer): void {
+  if (name.length > MAX_NAME_LENGTH) throw new Error(`name longer than ${MAX_NAME_LENGTH} bytes`);
+}
+
+function checkValue(value: Buffer): void {
+  if (value.length > MAX_VALUE_LENGTH) throw new Error(`name value longer than ${MAX_VALUE_LENGTH} bytes`);
+}
+
