@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { HEADER_SIZE, parseBlock } from '../chain/block.js';
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
-import { HeaderTree, KIND_MAIN, KIND_SIDE, type ChainSelection } from './chain-select.js';
+import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
 import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {
@@ -284,11 +284,12 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     }
     let msg = `${describe}: the ${network.name} genesis block ${network.genesis} is not in the blk files`;
     if (missingFiles.length > 0) {
-      const lowest = await lowestHeightHint(tree, sel, files, fileOf, posOf, lenOf, key, network);
+      const hint = await lowestHeightHint(tree, files, fileOf, posOf, lenOf, key, network);
+      msg += `; ${describeList(missingFiles)} missing (files start at ${files[0]!.name}: a pruned node?), so `;
       msg +=
-        `; ${describeList(missingFiles)} missing (files start at ${files[0]!.name}: a pruned node?), ` +
-        `so heights 0–${lowest ?? '?'} are missing` +
-        (lowest === undefined ? ' (at least height 0)' : '');
+        hint.height !== undefined
+          ? `heights 0–${hint.height - 1} are missing (the lowest block held, ${hint.hash}, is height ${hint.height} by its coinbase)`
+          : `heights from 0 up to the lowest block held (${hint.hash}, at ${hint.where}) are missing`;
     } else {
       msg += ` (${tree.size} blocks found, none of them the genesis block: wrong --network, or not a full blocks dir)`;
     }
@@ -424,44 +425,50 @@ function describeList(names: string[]): string {
 }
 
 /**
- * For the pruned-dir error: the height just below the lowest block held, from
- * the BIP34 height in the coinbase of the root of the longest orphan chain.
- * undefined when that block carries no height.
+ * For the pruned-dir error: the first-found block whose parent is unknown,
+ * and its height from the BIP34 height in its coinbase when it carries one.
  */
 async function lowestHeightHint(
   tree: HeaderTree,
-  _sel: ChainSelection,
   files: BlkFile[],
   fileOf: Uint16Array,
   posOf: Float64Array,
   lenOf: Uint32Array,
   key: Uint8Array | undefined,
   network: Network,
-): Promise<number | undefined> {
-  // Roots: blocks whose parent is unknown. Take the first-found one (lowest file position).
-  let root = -1;
-  for (let i = 0; i < tree.size && root === -1; i++) if (tree.parentOf(i) === -1) root = i;
-  if (root === -1) return undefined;
+): Promise<{ hash: string; where: string; height: number | undefined }> {
+  let root = 0;
+  for (let i = 0; i < tree.size; i++) {
+    if (tree.parentOf(i) === -1) {
+      root = i;
+      break;
+    }
+  }
+  const f = files[fileOf[root]!]!;
+  const out = { hash: tree.hashHex(root), where: `${f.name} offset ${posOf[root]! - 8}`, height: undefined as number | undefined };
   try {
-    const fh = await open(files[fileOf[root]!]!.path, 'r');
+    const fh = await open(f.path, 'r');
     try {
       const buf = Buffer.alloc(lenOf[root]!);
       await fh.read(buf, 0, buf.length, posOf[root]!);
       xorAt(buf, posOf[root]!, key);
       const block = parseBlock(buf, { auxpow: network.auxpow });
-      if (block.header.version < 2) return undefined;
       const script = block.txs[0]?.inputs[0]?.script;
-      if (!script || script.length < 2) return undefined;
+      if (block.header.version < 2 || !script || script.length < 2) return out;
       const n = script[0]!;
-      if (n < 1 || n > 8 || script.length < 1 + n) return undefined;
+      if (n >= 0x51 && n <= 0x60) {
+        out.height = n - 0x50; // OP_1..OP_16
+        return out;
+      }
+      if (n < 1 || n > 8 || script.length < 1 + n) return out;
       let h = 0;
       for (let k = n; k >= 1; k--) h = h * 256 + script[k]!;
-      return h > 0 ? h - 1 : undefined;
+      if (h > 0) out.height = h;
     } finally {
       await fh.close();
     }
   } catch {
-    return undefined;
+    // the hint is best effort
   }
+  return out;
 }
-

@@ -429,7 +429,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       };
       const fill = (): void => {
         while (scheduled <= height && queue.length <= concurrency) {
-          const size = sizeSamples === 0 ? 8 : Math.max(1, Math.min(maxBlockBatch, Math.floor(batchBytes / Math.max(1, avgSize))));
+          const size = sizeSamples === 0 ? Math.min(8, maxBlockBatch) : Math.max(1, Math.min(maxBlockBatch, Math.floor(batchBytes / Math.max(1, avgSize))));
           const from = scheduled;
           const to = Math.min(height + 1, from + size);
           scheduled = to;
