@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+import { resolve } from 'node:path';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { getNetwork } from './chain/networks.js';
+import { buildSnapshot, type BuildReport } from './site/build.js';
+import { demoSource } from './site/demo-source.js';
+import { Progress } from './site/progress.js';
+import { openSource } from './source/index.js';
+import { startServer } from './serve/server.js';
+
+function printReport(r: BuildReport, out: string): void {
+  const lines = [
+    `built ${out}: ${r.network} height ${r.height} (tip ${r.tip})`,
+    `  blocks ${r.blocks.main} main, ${r.blocks.side} side, ${r.blocks.orphan} orphan; txs ${r.txs}`,
+    `  files ${r.files}, bytes ${r.bytes}`,
+    `  addresses ${r.addresses} (${r.cappedAddresses} capped); names ${r.names} (${r.nonUtf8Names} records not UTF-8)`,
+    `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
+  ];
+  if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
+  for (const w of r.warnings) lines.push(`  warning: ${w}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+async function main(): Promise<void> {
+  await yargs(hideBin(process.argv))
+    .scriptName('snapshot')
+    .command(
+      'build',
+      'scan the chain from genesis to --height and write every API resource as files',
+      (y) =>
+        y
+          .option('source', { type: 'string', describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
+          .option('network', { type: 'string', describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
+          .option('height', { type: 'number', describe: 'snapshot height (default: the tip)' })
+          .option('out', { type: 'string', default: 'out', describe: 'output directory' })
+          .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
+          .option('max-address-txouts', { type: 'number', default: 10000, describe: 'cap on outputs per address document (0 = none)' })
+          .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
+          .option('jobs', { type: 'number', default: 1, describe: 'parallel jobs (reserved)' }),
+      async (argv) => {
+        const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
+        const source = argv.source
+          ? await openSource(argv.source, network, { rpc: { cookieFile: argv['rpc-cookie'] } })
+          : demoSource(network);
+        try {
+          const out = resolve(argv.out);
+          const report = await buildSnapshot({
+            source,
+            height: argv.height,
+            outDir: out,
+            pretty: argv.pretty,
+            maxAddressTxouts: argv['max-address-txouts'],
+            progress: new Progress(),
+          });
+          printReport(report, out);
+        } finally {
+          await source.close();
+        }
+      },
+    )
+    .command(
+      'serve',
+      'serve a built snapshot over HTTP',
+      (y) =>
+        y
+          .option('dir', { type: 'string', default: 'out' })
+          .option('port', { type: 'number', default: 8080 })
+          .option('host', { type: 'string', default: '127.0.0.1' }),
+      async (argv) => {
+        const server = await startServer({ dir: resolve(argv.dir), port: argv.port, host: argv.host });
+        process.stdout.write(`serving ${resolve(argv.dir)} on ${server.url}\n`);
+        const stop = () => void server.close().then(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    )
+    .demandCommand(1, 'name a command: build or serve')
+    .strict()
+    .fail((msg, err) => {
+      throw err ?? new Error(msg);
+    })
+    .help()
+    .parseAsync();
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`snapshot: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+import type { AuxPow, Block, BlockHeader } from '../chain/block.js';
+import { toDisplayHex } from '../chain/hash.js';
+import { merkleTree } from '../chain/merkle.js';
+import type { Network } from '../chain/networks.js';
+import { toJson, type JsonValue } from './json.js';
+import { txObject, type Spender } from './tx.js';
+
+function headerFields(h: BlockHeader): Record<string, JsonValue> {
+  return {
+    hash: h.id,
+    ver: h.version,
+    prev_block: toDisplayHex(h.prevHash),
+    mrkl_root: toDisplayHex(h.merkleRoot),
+    time: h.time,
+    bits: h.bits,
+    nonce: h.nonce,
+  };
+}
+
+function auxPowObject(aux: AuxPow, net: Network): Record<string, JsonValue> {
+  return {
+    coinbase_tx: txObject(aux.coinbaseTx, net, [], undefined, { extras: false }),
+    block_hash: aux.blockHash.toString('hex'),
+    coinbase_branch: aux.coinbaseBranch.map(toDisplayHex),
+    coinbase_index: aux.coinbaseIndex,
+    chain_branch: aux.chainBranch.map(toDisplayHex),
+    chain_index: aux.chainIndex,
+    parent_block: { ...headerFields(aux.parentHeader), n_tx: 0, size: 80, tx: [], mrkl_tree: [] },
+  };
+}
+
+/**
+ * `/block/<hash>.json`: hash, ver, prev_block, mrkl_root, time, bits, nonce,
+ * n_tx, size, tx[], mrkl_tree[, aux_pow][, next_block]. `spenders[i][j]` is
+ * the main-chain spender of output j of tx i.
+ */
+export function renderBlock(
+  block: Block,
+  net: Network,
+  spenders: readonly (readonly (Spender | undefined)[])[],
+  nextBlock: string | undefined,
+  pretty = false,
+): string {
+  const obj: Record<string, JsonValue> = {
+    ...headerFields(block.header),
+    n_tx: block.txs.length,
+    size: block.raw.length,
+    tx: block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined)),
+    mrkl_tree: merkleTree(block.txs.map((t) => t.hash)),
+  };
+  if (block.auxpow) obj.aux_pow = auxPowObject(block.auxpow, net);
+  if (nextBlock !== undefined) obj.next_block = nextBlock;
+  return toJson(obj, pretty);
+}

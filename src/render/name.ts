@@ -1,0 +1,58 @@
+import { toJson, type JsonValue } from './json.js';
+
+/** One name operation (firstupdate or update) with everything any variant can show. */
+export interface NameRecord {
+  name: string;
+  value: string;
+  txid: string;
+  address: string | null;
+  expiresIn: number;
+  block: string;
+  height: number;
+  txIndex: number;
+  rawtx: string;
+  mrklBranch: readonly (string | null)[];
+}
+
+export type WithFlag = 'block' | 'height' | 'mrkl_branch' | 'rawtx' | 'tx_idx';
+
+export interface NameQuery {
+  history: boolean;
+  with: ReadonlySet<WithFlag>;
+}
+
+/** Name#as_json order: name, value, txid, address, expires_in[, block, height, tx_idx, rawtx, mrkl_branch]. */
+function recordObject(r: NameRecord, w: ReadonlySet<WithFlag>): Record<string, JsonValue> {
+  const o: Record<string, JsonValue> = {
+    name: r.name,
+    value: r.value,
+    txid: r.txid,
+    address: r.address,
+    expires_in: r.expiresIn,
+  };
+  if (w.has('block')) o.block = r.block;
+  if (w.has('height')) o.height = r.height;
+  if (w.has('tx_idx')) o.tx_idx = r.txIndex;
+  if (w.has('rawtx')) o.rawtx = r.rawtx;
+  if (w.has('mrkl_branch')) o.mrkl_branch = r.mrklBranch;
+  return o;
+}
+
+/**
+ * `/name/<name>.json[?history][&with_*]`: the current (last) record, or with
+ * `history` every record oldest first; the with_ flags apply to each item.
+ */
+export function renderName(history: readonly NameRecord[], q: NameQuery, pretty = false): string {
+  if (history.length === 0) throw new Error('a name document needs at least one record');
+  if (q.history) return toJson(history.map((r) => recordObject(r, q.with)), pretty);
+  return toJson(recordObject(history[history.length - 1]!, q.with), pretty);
+}
+
+/** Name and value bytes as text: UTF-8 when valid, else Latin-1 (one char per byte, never lossy). */
+export function decodeNameBytes(bytes: Uint8Array): { text: string; utf8: boolean } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), utf8: true };
+  } catch {
+    return { text: Buffer.from(bytes).toString('latin1'), utf8: false };
+  }
+}
