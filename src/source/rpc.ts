@@ -57,6 +57,8 @@ export class RpcError extends Error {
 }
 
 class TransientError extends Error {}
+/** Not worth retrying (authentication). */
+class FatalError extends Error {}
 
 /** Node's chain name (getblockchaininfo `chain`) per network. */
 const CHAIN_NAMES: Record<NetworkName, string> = {
@@ -185,13 +187,13 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
       if (res.status === 401 || res.status === 403) {
         await res.body?.cancel().catch(() => undefined);
-        throw new Error(
+        throw new FatalError(
           `RPC ${where}: authentication failed (HTTP ${res.status}) using ${authFrom}; give rpc:http://user:password@host:port or --rpc-cookie <path>`,
         );
       }
       text = await res.text();
     } catch (e) {
-      if (e instanceof Error && e.message.startsWith(`RPC ${where}: authentication failed`)) throw e;
+      if (e instanceof FatalError) throw e;
       if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
         throw new TransientError(`${what}: no answer within ${timeoutMs} ms`);
       }
