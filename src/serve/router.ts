@@ -1,0 +1,283 @@
+/**
+ * The one router shared by every front end (node server, Netlify Edge Function, Cloudflare
+ * worker; nginx forwards what it cannot answer statically to the node server). Pure and
+ * dependency-free: raw request target (path + query, exactly as on the request line) and site
+ * info in, a file to send or an error document out. Never touches the file system, so a hostile
+ * path can at worst name a file that does not exist: every file path it returns is built from
+ * the canonical charset `[A-Za-z0-9._~-]` and `/`, with no dot-leading segments.
+ */
+import { NETWORKS, type NetworkName } from '../chain/networks.js';
+import { canonicalAddress, type AddressParams } from './address.js';
+import {
+  addressPath,
+  blockPath,
+  encodeNamePath,
+  decodeNamePathBytes,
+  errorBody,
+  isCanonicalNamePath,
+  namePathEncoded,
+  txPath,
+  variantFromQuery,
+  STATS_PATH,
+  type BinExt,
+  type SiteInfo,
+} from '../site/layout.js';
+
+export const CONTENT_TYPES = {
+  json: 'application/json; charset=utf-8',
+  bin: 'application/octet-stream',
+  hex: 'text/plain; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+} as const;
+
+/** Content-addressed raw bytes never change. */
+export const CACHE_LONG = 'public, max-age=31536000, immutable';
+/** Everything that may change with the next block (JSON documents, stats, names, errors). */
+export const CACHE_SHORT = 'public, max-age=60';
+
+/** Headers every response carries. */
+export const COMMON_HEADERS: Readonly<Record<string, string>> = { 'Access-Control-Allow-Origin': '*' };
+
+export interface ErrorResponse {
+  type: 'error';
+  status: number;
+  contentType: string;
+  cacheControl: string;
+  /** Compact JSON `{"error":"..."}`. */
+  body: string;
+}
+
+export interface FileResponse {
+  type: 'file';
+  /** Relative to the tree root, '/'-separated, canonical charset only. */
+  file: string;
+  /** Status to answer with when the file exists (500 for a capped address document). */
+  status: number;
+  contentType: string;
+  cacheControl: string;
+  /** What to answer when the file does not exist. */
+  missing: ErrorResponse;
+}
+
+export type RouteResult = FileResponse | ErrorResponse;
+
+/** What the router needs to know about a tree (derived once from `_site.json`). */
+export interface RouterSite {
+  info: SiteInfo;
+  names: boolean;
+  address: AddressParams;
+  capped: ReadonlySet<string>;
+}
+
+export function makeRouterSite(info: SiteInfo): RouterSite {
+  const net = NETWORKS[info.network as NetworkName];
+  if (!net) throw new Error(`Unknown network "${info.network}" in site info`);
+  return {
+    info,
+    names: net.nameExpirationDepth !== undefined,
+    address: { pubKeyHash: net.pubKeyHash, scriptHash: net.scriptHash, bech32: net.bech32 },
+    capped: new Set(info.cappedAddresses ?? []),
+  };
+}
+
+export function errorResponse(status: number, message: string): ErrorResponse {
+  return { type: 'error', status, contentType: CONTENT_TYPES.json, cacheControl: CACHE_SHORT, body: errorBody(message) };
+}
+
+export const BAD_REQUEST = errorResponse(400, 'Bad request.');
+export const NOT_FOUND = errorResponse(404, 'Not found.');
+export const URI_TOO_LONG = errorResponse(414, 'URI too long.');
+export const METHOD_NOT_ALLOWED = errorResponse(405, 'Method not allowed.');
+
+function file(path: string, contentType: string, cacheControl: string, missing: ErrorResponse, status = 200): FileResponse {
+  return { type: 'file', file: path, status, contentType, cacheControl, missing };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Percent-decoding of the raw target
+
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+/** Percent-decodes to bytes; undefined on a malformed escape. `s` is printable ASCII. */
+function percentDecode(s: string): Uint8Array | undefined {
+  const out = new Uint8Array(s.length);
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x25) {
+      const hi = i + 2 < s.length ? hexDigit(s.charCodeAt(i + 1)) : -1;
+      const lo = hi >= 0 ? hexDigit(s.charCodeAt(i + 2)) : -1;
+      if (lo < 0) return undefined;
+      out[n++] = (hi << 4) | lo;
+      i += 2;
+    } else {
+      out[n++] = c;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes as text: UTF-8, or Latin-1 when not valid UTF-8 (as name values are rendered). */
+function bytesToText(b: Uint8Array): string {
+  try {
+    return utf8.decode(b);
+  } catch {
+    let s = '';
+    for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
+    return s;
+  }
+}
+
+function decodeText(s: string): string {
+  if (s.indexOf('%') === -1) return s;
+  return bytesToText(percentDecode(s)!);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+/** Longest request target answered (names are ≤ 255 bytes, ≤ 765 characters percent-encoded). */
+export const MAX_TARGET = 4096;
+const HASH = /^[0-9a-fA-F]{64}$/;
+const STATIC_SEGMENT = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/;
+/** First path segments that belong to the API or the tree's internals, never served as-is. */
+const RESERVED_TOP = new Set(['tx', 'block', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf']);
+
+const STATIC_TYPES: Readonly<Record<string, string>> = {
+  html: CONTENT_TYPES.html,
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
+  json: CONTENT_TYPES.json,
+  txt: 'text/plain; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  ico: 'image/x-icon',
+  webmanifest: 'application/manifest+json',
+  woff2: 'font/woff2',
+  map: CONTENT_TYPES.json,
+};
+
+function idDoc(kind: 'tx' | 'block', rest: string): RouteResult {
+  const text = decodeText(rest);
+  const dot = text.lastIndexOf('.');
+  if (dot <= 0 || text.indexOf('/') !== -1) return NOT_FOUND;
+  const id = text.slice(0, dot);
+  const ext = text.slice(dot + 1);
+  if (ext !== 'json' && ext !== 'bin' && ext !== 'hex') return NOT_FOUND;
+  const missing = errorResponse(404, `${kind === 'tx' ? 'Tx' : 'Block'} ${id} not found.`);
+  if (!HASH.test(id)) return missing;
+  const hash = id.toLowerCase();
+  const path = kind === 'tx' ? txPath(hash, ext as BinExt) : blockPath(hash, ext as BinExt);
+  return file(path, CONTENT_TYPES[ext as BinExt], ext === 'json' ? CACHE_SHORT : CACHE_LONG, missing);
+}
+
+function addressDoc(rest: string, site: RouterSite): RouteResult {
+  const text = decodeText(rest);
+  if (!text.endsWith('.json') || text.indexOf('/') !== -1) return NOT_FOUND;
+  const addr = text.slice(0, -5);
+  if (addr === '') return NOT_FOUND;
+  const canon = canonicalAddress(addr, site.address);
+  if (canon === undefined) return errorResponse(404, `Address ${addr} is invalid.`);
+  const missing = errorResponse(404, `Address ${addr} not found.`);
+  return file(addressPath(canon), CONTENT_TYPES.json, CACHE_SHORT, missing, site.capped.has(canon) ? 500 : 200);
+}
+
+function nameDoc(rest: string, query: string): RouteResult {
+  let enc: string;
+  let label: string;
+  const rawName = rest.endsWith('.json') ? rest.slice(0, -5) : undefined;
+  if (rawName !== undefined && isCanonicalNamePath(rawName)) {
+    enc = rawName;
+    const bytes = decodeNamePathBytes(rawName);
+    label = bytes ? bytesToText(bytes) : rawName;
+  } else {
+    const bytes = percentDecode(rest)!;
+    const n = bytes.length;
+    // ".json" after decoding (the format is the last extension, as in Rails).
+    if (n < 5 || bytes[n - 5] !== 0x2e || bytes[n - 4] !== 0x6a || bytes[n - 3] !== 0x73 || bytes[n - 2] !== 0x6f || bytes[n - 1] !== 0x6e) {
+      return NOT_FOUND;
+    }
+    const name = bytes.subarray(0, n - 5);
+    enc = encodeNamePath(name);
+    label = bytesToText(name);
+  }
+  const missing = errorResponse(404, `Name ${label} not found.`);
+  return file(namePathEncoded(enc, variantFromQuery(query)), CONTENT_TYPES.json, CACHE_SHORT, missing);
+}
+
+function staticDoc(path: string): RouteResult {
+  const segs = path.split('/');
+  const first = segs[0]!;
+  if (first.startsWith('_') || RESERVED_TOP.has(first)) return NOT_FOUND;
+  for (const s of segs) if (!STATIC_SEGMENT.test(s)) return NOT_FOUND;
+  const last = segs[segs.length - 1]!;
+  const dot = last.lastIndexOf('.');
+  const type = (dot > 0 && STATIC_TYPES[last.slice(dot + 1)]) || CONTENT_TYPES.bin;
+  return file(path, type, CACHE_SHORT, NOT_FOUND);
+}
+
+/**
+ * Routes a raw request target (`req.url`: path and optional query, not normalized) for a GET
+ * or HEAD request. Hostile targets (non-printable or non-ASCII bytes, backslashes, malformed
+ * percent-escapes, NUL, `.`/`..` segments in any spelling) → 400; unknown paths → 404 `Not found.`.
+ */
+export function route(target: string, site: RouterSite): RouteResult {
+  if (target.length === 0 || target.charCodeAt(0) !== 0x2f) return BAD_REQUEST;
+  if (target.length > MAX_TARGET) return URI_TOO_LONG;
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f || c === 0x5c) return BAD_REQUEST;
+  }
+  const q = target.indexOf('?');
+  const rawPath = q === -1 ? target : target.slice(0, q);
+  const query = q === -1 ? '' : target.slice(q + 1);
+  const decoded = percentDecode(rawPath);
+  if (decoded === undefined) return BAD_REQUEST;
+  // NUL and '.'/'..' segments, raw or after decoding (%2e, %2f): refused, as nginx refuses them
+  // while parsing the request line. Names with such bytes are reachable by their canonical path.
+  let segStart = 1;
+  for (let i = 1; i <= decoded.length; i++) {
+    const b = i < decoded.length ? decoded[i]! : 0x2f;
+    if (b === 0) return BAD_REQUEST;
+    if (b === 0x2f) {
+      const len = i - segStart;
+      if ((len === 1 || len === 2) && decoded[segStart] === 0x2e && decoded[i - 1] === 0x2e) return BAD_REQUEST;
+      segStart = i + 1;
+    }
+  }
+
+  const slash = rawPath.indexOf('/', 1);
+  const top = decodeText(slash === -1 ? rawPath.slice(1) : rawPath.slice(1, slash));
+  const rest = slash === -1 ? undefined : rawPath.slice(slash + 1);
+  if (rest === undefined) {
+    if (top === 'stats.json') return file(STATS_PATH, CONTENT_TYPES.json, CACHE_SHORT, NOT_FOUND);
+    if (top === '') return file('index.html', CONTENT_TYPES.html, CACHE_SHORT, NOT_FOUND);
+  } else {
+    switch (top) {
+      case 'tx':
+        return idDoc('tx', rest);
+      case 'block':
+        return idDoc('block', rest);
+      case 'address':
+        return addressDoc(rest, site);
+      case 'name':
+        return site.names ? nameDoc(rest, query) : NOT_FOUND;
+    }
+  }
+  if (rawPath.indexOf('%') !== -1) return NOT_FOUND;
+  return staticDoc(rawPath.slice(1));
+}
+
+/** Route including the method check: only GET and HEAD are answered. */
+export function routeRequest(method: string, target: string, site: RouterSite): RouteResult {
+  if (method !== 'GET' && method !== 'HEAD') return METHOD_NOT_ALLOWED;
+  return route(target, site);
+}

@@ -1,0 +1,58 @@
+/**
+ * Host files written at the end of a build: Netlify, Cloudflare Pages and nginx glue around
+ * the shared router, plus the generic error documents and 404.html every host falls back to.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../layout.js';
+import { BAD_REQUEST, URI_TOO_LONG } from '../../serve/router.js';
+import { cloudflareFiles } from './cloudflare.js';
+import { netlifyFiles } from './netlify.js';
+import { nginxConfig } from './nginx.js';
+import { shippedModules } from './ship.js';
+
+/** Body of nginx's own 400s (request lines it refuses to parse). */
+export const BAD_REQUEST_PATH = 'errors/bad-request.json';
+
+export const URI_TOO_LONG_PATH = 'errors/uri-too-long.json';
+
+export type HostName = 'netlify' | 'cloudflare' | 'nginx';
+export const HOSTS: readonly HostName[] = ['netlify', 'cloudflare', 'nginx'];
+
+export interface HostFileOptions {
+  /** Hosts to write for (default: all). */
+  hosts?: readonly HostName[];
+  /** `snapshot serve` address for nginx's fallback (host:port); default: static-only nginx. */
+  nginxUpstream?: string;
+  nginxListen?: string;
+}
+
+/** Files (path relative to the tree → contents) for the hosts. */
+export async function hostFiles(outDir: string, info: SiteInfo, opts: HostFileOptions = {}): Promise<Map<string, string>> {
+  const hosts = opts.hosts ?? HOSTS;
+  const files = new Map<string, string>();
+  for (const kind of ERROR_KINDS) files.set(errorDocPath(kind), errorBody(GENERIC_ERROR_MESSAGES[kind]));
+  files.set(BAD_REQUEST_PATH, BAD_REQUEST.body);
+  files.set(URI_TOO_LONG_PATH, URI_TOO_LONG.body);
+  files.set(NOT_FOUND_HTML_PATH, errorBody(GENERIC_ERROR_MESSAGES.default));
+  const modules = hosts.includes('netlify') || hosts.includes('cloudflare') ? await shippedModules() : new Map<string, string>();
+  if (hosts.includes('netlify')) for (const [p, c] of netlifyFiles(modules, info)) files.set(p, c);
+  if (hosts.includes('cloudflare')) for (const [p, c] of cloudflareFiles(modules, info)) files.set(p, c);
+  if (hosts.includes('nginx')) {
+    files.set('nginx.conf', nginxConfig({ root: resolve(outDir), info, upstream: opts.nginxUpstream, listen: opts.nginxListen }));
+  }
+  return files;
+}
+
+/** Writes the host files into the tree (only files whose bytes change); returns their paths. */
+export async function writeHostFiles(outDir: string, info: SiteInfo, opts: HostFileOptions = {}): Promise<string[]> {
+  const files = await hostFiles(outDir, info, opts);
+  for (const [rel, content] of files) {
+    const abs = join(outDir, rel);
+    const old = await readFile(abs, 'utf8').catch(() => undefined);
+    if (old === content) continue;
+    await mkdir(dirname(abs), { recursive: true });
+    await writeFile(abs, content);
+  }
+  return [...files.keys()];
+}

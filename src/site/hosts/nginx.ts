@@ -1,0 +1,124 @@
+/**
+ * nginx: a generated config (http-level maps + a server block). nginx answers the canonical
+ * URLs statically (lower-case hashes, canonical name paths, every name query form via
+ * `map $args` → variant key → try_files); everything else (percent-encoded or natural names,
+ * upper-case hashes, misses that need the id in the error text, capped addresses, hostile
+ * paths) goes to `@router`:
+ *   - with `upstream` (recommended): proxied to `snapshot serve`, so the answers are the
+ *     router's, byte for byte;
+ *   - without: generic per-kind JSON 404 documents (errors/<kind>.json), as on any static host.
+ * nginx normalizes `$uri` (decodes %XX, resolves `..`, merges `//`) before matching, so only raw
+ * request targets made of `[A-Za-z0-9._~/?&=-]`, without `//` or dot-leading segments, are
+ * answered statically; the test is on the raw `$request_uri`.
+ */
+import { CACHE_LONG, CACHE_SHORT } from '../../serve/router.js';
+import type { SiteInfo } from '../layout.js';
+
+export interface NginxOptions {
+  /** Absolute path of the snapshot tree. */
+  root: string;
+  /** `listen` value (default 8080). */
+  listen?: string;
+  /** `host:port` of a `snapshot serve` for what nginx cannot answer statically. */
+  upstream?: string;
+  info: SiteInfo;
+}
+
+export function nginxConfig(opts: NginxOptions): string {
+  const capped = opts.info.cappedAddresses.map((a) => `  /address/${a}.json 1;\n`).join('');
+  const flag = (name: string, token: string) =>
+    `map $args $snap_q_${name} { "~(^|&)${name === 'hist' ? 'history' : `with_${name}`}(=[^&]*)?(&|$)" "${token}"; default ""; }\n`;
+  const hdr = (cache: string) =>
+    `    add_header Access-Control-Allow-Origin "*" always;\n    add_header Cache-Control "${cache}" always;\n`;
+  // In each static location (not at server level: error_page redirects would hit it again).
+  // error_page in a location replaces the inherited ones, so each location repeats the 418 rule.
+  const toRouter = `    error_page 418 ${opts.upstream ? '=' : '=404'} @router;\n`;
+  const guard = `${toRouter}    if ($snap_to_router) { return 418; }\n`;
+  const router = opts.upstream
+    ? `  location @router {\n    proxy_pass http://${opts.upstream}$request_uri;\n    proxy_set_header Host $host;\n    proxy_http_version 1.1;\n    proxy_set_header Connection "";\n  }\n`
+    : `  location @router {\n    default_type application/json;\n${hdr(CACHE_SHORT)}    rewrite ^ /errors/$snap_kind.json break;\n  }\n`;
+  return `# chain snapshot: nginx config for the tree at ${opts.root}
+# Include in the http {} context (e.g. /etc/nginx/conf.d/snapshot.conf). Regenerate or edit
+# 'root' if the tree moves. ${opts.upstream ? `Non-canonical requests go to snapshot serve at ${opts.upstream}.` : 'Static only: set an upstream (snapshot serve) for exact error texts, natural name URLs and upper-case hashes.'}
+
+# Long keys below (addresses): remove if your http {} already sets a larger value.
+map_hash_bucket_size 256;
+
+${flag('hist', 'history-')}map $args $snap_q_all { "~(^|&)with_all(=[^&]*)?(&|$)" "1"; default "0"; }
+${flag('block', 'block-')}${flag('height', 'height-')}${flag('mrkl_branch', 'mrkl_branch-')}${flag('rawtx', 'rawtx-')}${flag('tx_idx', 'tx_idx-')}map "$snap_q_all$snap_q_block$snap_q_height$snap_q_mrkl_branch$snap_q_rawtx$snap_q_tx_idx" $snap_flags {
+  "~^1" "block-height-mrkl_branch-rawtx-tx_idx-";
+  "~^0(?<f>.*)$" $f;
+}
+map "$snap_q_hist$snap_flags" $snap_vkey { "~^(?<k>.+)-$" $k; default ""; }
+map $snap_vkey $snap_vprefix { "" ""; default "/v/$snap_vkey"; }
+# Raw targets nginx may answer itself (no %-escapes, no normalization differences).
+map $request_uri $snap_plain {
+  "~^[A-Za-z0-9._~/?&=-]*$" 1;
+  default 0;
+}
+map $request_uri $snap_odd {
+  "~(//|/\\.)" 1;
+  default 0;
+}
+map "$snap_plain$snap_odd" $snap_to_router { "10" 0; default 1; }
+map $uri $snap_capped {
+${capped}  default 0;
+}
+map $uri $snap_kind {
+  "~^/tx/" tx;
+  "~^/block/" block;
+  "~^/address/" address;
+  "~^/name/" name;
+  default default;
+}
+
+server {
+  listen ${opts.listen ?? '8080'};
+  root ${opts.root};
+  charset utf-8;
+  charset_types application/json text/plain;
+  types {
+    application/json json;
+    application/octet-stream bin;
+    text/plain hex;
+  }
+  default_type application/octet-stream;
+  server_tokens off;
+  etag on;
+
+  error_page 418 ${opts.upstream ? '=' : '=404'} @router;
+  error_page 400 /errors/bad-request.json;
+  error_page 414 /errors/uri-too-long.json;
+  error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+
+  location ~ "^/(tx|block)/[0-9a-f]{64}\\.(bin|hex)$" {
+${hdr(CACHE_LONG)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/$snap_kind.json'};
+  }
+  location ~ "^/(tx|block)/[0-9a-f]{64}\\.json$" {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/$snap_kind.json'};
+  }
+  location ~ "^/address/[A-Za-z0-9]+\\.json$" {
+${hdr(CACHE_SHORT)}${guard}    if ($snap_capped) { return 418; }
+    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/address.json'};
+  }
+  location ^~ /name/ {
+${hdr(CACHE_SHORT)}${guard}    try_files $snap_vprefix$uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/name.json'};
+  }
+  location = /stats.json {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
+  location ^~ /errors/ {
+    internal;
+    default_type application/json;
+${hdr(CACHE_SHORT)}  }
+  location / {
+    return 418;
+  }
+${router}}
+`;
+}

@@ -1,0 +1,65 @@
+/**
+ * The router as plain ES modules for edge runtimes. From the built CLI (`dist/`) the compiled
+ * `.js` files are copied; under vitest/tsx (TS sources, no compiled files) the `.ts` sources are
+ * transpiled with the `typescript` devDependency. Imports are followed from the entry; any
+ * non-relative import fails the build, so the router cannot silently grow a dependency.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** `src/` or `dist/`: the root the module paths below are relative to. */
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const EDGE_ENTRY = 'serve/edge.js';
+
+type Transpile = (source: string, fileName: string) => string;
+
+async function loadTranspiler(): Promise<Transpile> {
+  const ts = (await import('typescript')).default;
+  return (source, fileName) =>
+    ts.transpileModule(source, {
+      fileName,
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2023,
+        module: ts.ModuleKind.ESNext,
+        verbatimModuleSyntax: true,
+        isolatedModules: true,
+        sourceMap: false,
+        removeComments: false,
+      },
+    }).outputText;
+}
+
+const IMPORT_RE = /^\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+
+/** Module path (relative to src|dist, '.js' suffix) → JS source, for the entry and its imports. */
+export async function shippedModules(entry: string = EDGE_ENTRY): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let transpile: Transpile | undefined;
+  const queue = [entry];
+  while (queue.length > 0) {
+    const rel = queue.shift()!;
+    if (out.has(rel)) continue;
+    const js = join(ROOT, rel);
+    const tsFile = js.replace(/\.js$/, '.ts');
+    let code: string;
+    if (existsSync(js)) {
+      code = readFileSync(js, 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
+    } else if (existsSync(tsFile)) {
+      transpile ??= await loadTranspiler();
+      code = transpile(readFileSync(tsFile, 'utf8'), tsFile);
+    } else {
+      throw new Error(`Router module ${rel} not found below ${ROOT}`);
+    }
+    out.set(rel, code);
+    for (const m of code.matchAll(IMPORT_RE)) {
+      const spec = m[1] ?? m[2]!;
+      if (!spec.startsWith('./') && !spec.startsWith('../')) {
+        throw new Error(`${rel} imports "${spec}": modules shipped to edge runtimes must only import relative, dependency-free modules`);
+      }
+      queue.push(posix.normalize(posix.join(posix.dirname(rel), spec)));
+    }
+  }
+  return out;
+}

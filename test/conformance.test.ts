@@ -1,0 +1,379 @@
+/**
+ * Conformance: one table of requests (every endpoint, all 64 name query forms in several
+ * spellings, canonical and natural names, upper-case hashes, every error case, hostile raw
+ * targets) with expected status, content type, cache policy and body, run against
+ *   (a) the node server (`snapshot serve`),
+ *   (b) real nginx with the generated config (proxying what it cannot answer to (a)),
+ *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process.
+ * Every front end must return the same bytes. Edge runtimes only ever see URLs the platform has
+ * already parsed (WHATWG: dot segments resolved, '\' → '/'), so for targets that parsing changes
+ * they must match the node server's answer for the parsed target.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as bitcoin from 'bitcoinjs-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_NAME_VARIANTS, WITH_FLAGS, encodeNamePath, isCanonicalNamePath, namePath, variantKey, type NameVariant } from '../src/site/layout.js';
+import { nginxConfig } from '../src/site/hosts/nginx.js';
+import { CLOUDFLARE_WORKER } from '../src/site/hosts/cloudflare.js';
+import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/site/hosts/netlify.js';
+import { startServer, type RunningServer } from '../src/serve/server.js';
+import { writeTestTree, type TestTree } from './site-tree.js';
+import { rawRequest, type RawResponse } from './http-raw.js';
+
+const JSON_T = 'application/json; charset=utf-8';
+const BIN_T = 'application/octet-stream';
+const HEX_T = 'text/plain; charset=utf-8';
+const SHORT = 'public, max-age=60';
+const LONG = 'public, max-age=31536000, immutable';
+
+interface Row {
+  target: string;
+  status: number;
+  type: string;
+  cache: string;
+  body: Buffer;
+}
+
+interface Got {
+  status: number;
+  type: string;
+  cache: string;
+  cors: string;
+  body: Buffer;
+}
+
+function errRow(target: string, status: number, message: string): Row {
+  return { target, status, type: JSON_T, cache: SHORT, body: Buffer.from(JSON.stringify({ error: message })) };
+}
+
+/** Percent-encodes name bytes the way a client would (unreserved and '/' kept). */
+function natural(name: Buffer, keepSlash = true): string {
+  // A '.'/'..' segment is a dot segment in any spelling (400): escape the '/' around it instead.
+  if (keepSlash && name.toString('latin1').split('/').some((s) => s === '.' || s === '..')) keepSlash = false;
+  let s = '';
+  for (const b of name) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9._~-]/.test(c) || (keepSlash && c === '/')) s += c;
+    else s += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return s;
+}
+
+/** Query spellings of a variant: bare flags, `=value` in reverse order with noise, with_all. */
+function spellings(v: NameVariant, i: number): string[] {
+  const flags = WITH_FLAGS.filter((f) => v.with.has(f)).map((f) => `with_${f}`);
+  const keys = v.history ? ['history', ...flags] : flags;
+  const out = [keys.length ? '?' + keys.join('&') : ''];
+  out.push('?' + [...keys].reverse().map((k, j) => `${k}=${j % 2 ? '0' : ''}`).concat(['raw', `_=${i}`]).join('&'));
+  if (v.with.size === 5) out.push(`?with_tx_idx&with_all${v.history ? '&history=1' : ''}&raw`);
+  if (keys.length) out.push('?' + keys.map((k) => k.replace('_', '%5F').replace('h', '%68')).join('&'));
+  return out;
+}
+
+function buildTable(t: TestTree): Row[] {
+  const rows: Row[] = [];
+  const seen = new Set<string>();
+  const push = (r: Row) => {
+    if (!seen.has(r.target)) rows.push(r);
+    seen.add(r.target);
+  };
+  const ok = (target: string, file: string, type: string, cache: string, status = 200) =>
+    push({ target, status, type, cache, body: readFileSync(join(t.dir, file)) });
+  const err = (target: string, status: number, message: string) => push(errRow(target, status, message));
+
+  ok('/stats.json', 'stats.json', JSON_T, SHORT);
+  ok('/stats.json?x=1', 'stats.json', JSON_T, SHORT);
+  for (const [kind, ids, label] of [['tx', t.txids, 'Tx'], ['block', t.blocks, 'Block']] as const) {
+    for (const id of ids) {
+      for (const [ext, type, cache] of [['json', JSON_T, SHORT], ['bin', BIN_T, LONG], ['hex', HEX_T, LONG]] as const) {
+        ok(`/${kind}/${id}.${ext}`, `${kind}/${id}.${ext}`, type, cache);
+        ok(`/${kind}/${id.toUpperCase()}.${ext}`, `${kind}/${id}.${ext}`, type, cache);
+        ok(`/${kind}/${id.slice(0, 32).toUpperCase()}${id.slice(32)}.${ext}?foo`, `${kind}/${id}.${ext}`, type, cache);
+      }
+      err(`/${kind}/${id}.xml`, 404, 'Not found.');
+      err(`/${kind}/${id}`, 404, 'Not found.');
+      err(`/${kind}/${id}.json/x`, 404, 'Not found.');
+    }
+    const missing = 'AB'.repeat(32);
+    for (const ext of ['json', 'bin', 'hex']) err(`/${kind}/${missing}.${ext}`, 404, `${label} ${missing} not found.`);
+    err(`/${kind}/xyz.json`, 404, `${label} xyz not found.`);
+    err(`/${kind}/%41b.json`, 404, `${label} Ab not found.`);
+    err(`/${kind}/%22%5C.hex`, 404, `${label} "\\ not found.`);
+    err(`/${kind}/%22%5C%00.hex`, 400, 'Bad request.');
+    err(`/${kind}/.json`, 404, 'Not found.');
+    err(`/${kind}/`, 404, 'Not found.');
+  }
+  for (const a of t.addresses) ok(`/address/${a}.json`, `address/${a}.json`, JSON_T, SHORT);
+  ok(`/address/${t.bech32.toUpperCase()}.json`, `address/${t.bech32}.json`, JSON_T, SHORT);
+  ok(`/address/${t.capped}.json`, `address/${t.capped}.json`, JSON_T, SHORT, 500);
+  const unknown = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x6f);
+  err(`/address/${unknown}.json`, 404, `Address ${unknown} not found.`);
+  const mainnet = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x00);
+  err(`/address/${mainnet}.json`, 404, `Address ${mainnet} is invalid.`);
+  err(`/address/${t.addresses[0]!.slice(0, -1)}x.json`, 404, `Address ${t.addresses[0]!.slice(0, -1)}x is invalid.`);
+  err('/address/foo.json', 404, 'Address foo is invalid.');
+  err(`/address/${t.addresses[0]}.bin`, 404, 'Not found.');
+  err(`/address/${t.addresses[0]}`, 404, 'Not found.');
+
+  t.names.forEach((name, ni) => {
+    const enc = encodeNamePath(name);
+    ALL_NAME_VARIANTS.forEach((v, vi) => {
+      const file = namePath(name, v);
+      for (const q of spellings(v, vi)) ok(`/name/${enc}.json${q}`, file, JSON_T, SHORT);
+      if ((vi + ni) % 4 === 0 && !name.includes(0)) {
+        ok(`/name/${natural(name)}.json${spellings(v, vi)[0]}`, file, JSON_T, SHORT);
+        ok(`/name/${natural(name, false)}.json${spellings(v, vi)[1]}`, file, JSON_T, SHORT);
+      }
+    });
+  });
+  ok('/name/d/my.site.json?with_height', namePath(Buffer.from('d/my.site'), { history: false, with: new Set(['height']) }), JSON_T, SHORT);
+  ok('/name/d%2fbitcoin%2Ejson', 'name/d/bitcoin.json', JSON_T, SHORT);
+  err('/name/d/nope.json', 404, 'Name d/nope not found.');
+  err('/name/d/nope.json?history&with_all', 404, 'Name d/nope not found.');
+  err('/name/%64/nope.json', 404, 'Name d/nope not found.');
+  err('/name/x~41.json', 404, 'Name x~41 not found.');
+  err('/name/x~7E41.json', 404, 'Name x~41 not found.');
+  err('/name/caf%C3%A9.json', 404, 'Name caf\u00e9 not found.');
+  err('/name/%FF%01.json', 404, 'Name \u00ff\u0001 not found.');
+  err('/name/%FF%00.json', 400, 'Bad request.');
+  err('/name/a%2F..%2Fb.json', 400, 'Bad request.');
+  err('/name/..%2F..%2Fetc%2Fpasswd.json', 400, 'Bad request.');
+  err('/name/...json', 404, 'Name .. not found.');
+  err('/name/~2E..json', 404, 'Name .. not found.');
+  err('/name/~2E~2E.json', 404, 'Name ~2E~2E not found.');
+  err('/name/a//b.json', 404, 'Name a//b not found.');
+  err('/name/d/bitcoin', 404, 'Not found.');
+  err('/name/d/bitcoin.xml', 404, 'Not found.');
+
+  ok('/', 'index.html', 'text/html; charset=utf-8', SHORT);
+  ok('/index.html', 'index.html', 'text/html; charset=utf-8', SHORT);
+  ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
+  for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/v/history/name/d/bitcoin.json', `/${NETLIFY_FUNCTION}`, `/${CLOUDFLARE_WORKER}`,
+    '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden', '/stats.json/x', '/%73tats.json2', '/tx', '/name']) {
+    err(p, 404, 'Not found.');
+  }
+  // Hostile raw targets.
+  for (const p of ['/tx/../stats.json', '/name/../_site.json', '/%2e%2e/_site.json', '/tx/%2E%2E/%2e%2e/etc/passwd', '/./stats.json', '/name/d/./bitcoin.json',
+    '/tx\\..\\stats.json', '/a%zz', '/..%2f..%2fetc%2fpasswd', '/%2e%2e%2f_site.json', '/%00', '/tx/%C0%AE%C0%AE%2f%00.json', '/a%', '/a%4', `/name/%GG.json`, '/name/d/%E0%A4%A.json']) {
+    err(p, 400, 'Bad request.');
+  }
+  err(`/tx/${'a'.repeat(9000)}.json`, 414, 'URI too long.');
+  err(`/name/${'a'.repeat(5000)}.json`, 414, 'URI too long.');
+  for (const p of ['//etc/passwd', '/%C0%AE%C0%AE/_site.json', '/errors%2ftx.json', '/_site%2Ejson', '/v%2Fhistory/name/d/bitcoin.json']) {
+    err(p, 404, 'Not found.');
+  }
+  err('/tx/%C0%AE%C0%AE%2f%01.json', 404, 'Not found.');
+  err('/tx/%C0%AE%C0%AE.json', 404, 'Tx \u00c0\u00ae\u00c0\u00ae not found.');
+  return rows;
+}
+
+/** Targets a host without a router serves: lower-case hashes, canonical name paths, plain queries. */
+function isStaticCanonical(target: string): boolean {
+  if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
+  const path = target.split('?')[0]!;
+  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json') return true;
+  return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
+}
+
+function fromRaw(r: RawResponse): Got {
+  return { status: r.status, type: r.headers['content-type'] ?? '', cache: r.headers['cache-control'] ?? '', cors: r.headers['access-control-allow-origin'] ?? '', body: r.body };
+}
+
+async function fromResponse(r: Response): Promise<Got> {
+  return {
+    status: r.status,
+    type: r.headers.get('content-type') ?? '',
+    cache: r.headers.get('cache-control') ?? '',
+    cors: r.headers.get('access-control-allow-origin') ?? '',
+    body: Buffer.from(await r.arrayBuffer()),
+  };
+}
+
+function check(front: string, row: Row, got: Got): void {
+  const label = `${front} ${row.target.slice(0, 120)}`;
+  expect({ status: got.status, type: got.type, cache: got.cache, cors: got.cors, body: got.body.toString('latin1') }, label).toEqual({
+    status: row.status,
+    type: row.type,
+    cache: row.cache,
+    cors: '*',
+    body: row.body.toString('latin1'),
+  });
+}
+
+/** Static file store the way the platforms serve it, for the in-process edge code. */
+function staticFile(dir: string, pathname: string, cloudflare: boolean): Response {
+  let rel = decodeURIComponent(pathname).slice(1);
+  if (cloudflare) {
+    if (rel === '' || rel.endsWith('/')) rel += 'index.html';
+    else if (!/\.[A-Za-z0-9]+$/.test(rel) && existsSync(join(dir, rel + '.html'))) rel += '.html';
+  }
+  const abs = join(dir, rel);
+  try {
+    return new Response(readFileSync(abs), { status: 200, headers: { ETag: '"x"' } });
+  } catch {
+    return new Response(readFileSync(join(dir, '404.html')), { status: 404, headers: { 'Content-Type': 'text/html' } });
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => ok(p));
+    });
+  });
+}
+
+const HAVE_NGINX = spawnSync('sh', ['-c', 'command -v nginx || test -x /usr/sbin/nginx']).status === 0;
+const NGINX_BIN = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+if (!HAVE_NGINX) console.warn('nginx is not installed: the nginx conformance runs are skipped (apt-get install nginx-light)');
+
+async function startNginx(t: TestTree, upstream: string | undefined): Promise<{ url: string; prefix: string; proc: ChildProcess; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const prefix = join(t.dir, '..', `nginx-${port}`);
+  mkdirSync(join(prefix, 'logs'), { recursive: true });
+  const snippet = nginxConfig({ root: t.dir, listen: `127.0.0.1:${port}`, upstream, info: t.info });
+  writeFileSync(join(prefix, 'snapshot.conf'), snippet);
+  const tmp = (n: string) => `${n}_temp_path ${join(prefix, n)};`;
+  writeFileSync(
+    join(prefix, 'nginx.conf'),
+    `worker_processes 1;\nerror_log ${join(prefix, 'logs', 'error.log')} warn;\npid ${join(prefix, 'nginx.pid')};\nevents { worker_connections 256; }\nhttp {\n  access_log off;\n  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(tmp).join('\n  ')}\n  include ${join(prefix, 'snapshot.conf')};\n}\n`,
+  );
+  const proc = spawn(NGINX_BIN, ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await rawRequest(url, '/stats.json');
+      break;
+    } catch (e) {
+      if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not start: ${stderr} ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    prefix,
+    proc,
+    stop: () =>
+      new Promise<void>((ok) => {
+        if (proc.exitCode !== null) return ok();
+        proc.once('exit', () => ok());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+describe('conformance', () => {
+  let t: TestTree;
+  let rows: Row[];
+  let node: RunningServer;
+  const nodeGot = new Map<string, Got>();
+
+  beforeAll(async () => {
+    t = await writeTestTree();
+    rows = buildTable(t);
+    node = await startServer({ dir: t.dir, port: 0 });
+  });
+  afterAll(async () => {
+    await node?.close();
+  });
+
+  it('table covers every endpoint and all 64 name variants', () => {
+    expect(rows.length).toBeGreaterThan(1400);
+    const keys = new Set(rows.filter((r) => r.target.startsWith('/name/') && r.status === 200).map((r) => JSON.parse(r.body.toString()).variant));
+    expect(keys.size).toBe(64);
+    expect(new Set(rows.map((r) => r.target)).size).toBe(rows.length);
+  });
+
+  it('(a) node server', async () => {
+    const got = await mapLimit(rows, 16, (r) => rawRequest(node.url, r.target));
+    rows.forEach((row, i) => {
+      check('node', row, fromRaw(got[i]!));
+      nodeGot.set(row.target, fromRaw(got[i]!));
+    });
+  });
+
+  for (const mode of ['proxy', 'static'] as const) {
+    it.skipIf(!HAVE_NGINX)(`(b) nginx (${mode === 'proxy' ? 'with snapshot serve upstream: every row' : 'static only: canonical rows'})`, async () => {
+      const ng = await startNginx(t, mode === 'proxy' ? new URL(node.url).host : undefined);
+      try {
+        const selected = mode === 'proxy' ? rows : rows.filter((r) => r.status === 200 && isStaticCanonical(r.target));
+        const got = await mapLimit(selected, 16, (r) => rawRequest(ng.url, r.target));
+        selected.forEach((row, i) => check(`nginx-${mode}`, row, fromRaw(got[i]!)));
+        if (mode === 'static') {
+          // Misses answer with the generic per-kind documents.
+          for (const [target, msg] of [[`/tx/${'ab'.repeat(32)}.json`, 'Tx not found.'], ['/name/d/nope.json?history', 'Name not found.'], ['/address/foo.json', 'Address not found.'], ['/nope', 'Not found.']] as const) {
+            check('nginx-static', errRow(target, 404, msg), fromRaw(await rawRequest(ng.url, target)));
+          }
+        }
+      } catch (e) {
+        console.error(readFileSync(join(ng.prefix, 'logs', 'error.log'), 'utf8').slice(-3000));
+        throw e;
+      } finally {
+        await ng.stop();
+      }
+    });
+  }
+
+  async function runEdge(front: string, handle: (req: Request) => Promise<Response>): Promise<void> {
+    for (const row of rows) {
+      let parsed: URL;
+      try {
+        parsed = new URL(row.target, 'http://site.test');
+      } catch {
+        continue;
+      }
+      const target = parsed.pathname + parsed.search;
+      const got = await fromResponse(await handle(new Request(parsed)));
+      if (target === row.target) check(front, row, got);
+      else {
+        const want = nodeGot.get(target) ?? fromRaw(await rawRequest(node.url, target));
+        expect({ ...got, body: got.body.toString('latin1') }, `${front} ${row.target} (parsed as ${target})`).toEqual({ ...want, body: want.body.toString('latin1') });
+      }
+    }
+  }
+
+  it('(c) Netlify Edge Function, in-process', async () => {
+    const mod = (await import(pathToFileURL(join(t.dir, NETLIFY_FUNCTION)).href)) as { default: (r: Request) => Promise<Response | undefined>; config: { path: string } };
+    expect(mod.config.path).toBe('/*');
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const req = new Request(input, init);
+      // Netlify runs the function for the sub-request too; it must pass it through.
+      expect(await mod.default(req)).toBeUndefined();
+      expect(req.headers.get(INTERNAL_HEADER)).toBe('1');
+      return staticFile(t.dir, new URL(req.url).pathname, false);
+    }) as typeof fetch;
+    try {
+      await runEdge('netlify', async (req) => (await mod.default(req))!);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
+
+  it('(c) Cloudflare _worker.js, in-process', async () => {
+    const mod = (await import(pathToFileURL(join(t.dir, CLOUDFLARE_WORKER)).href)) as { default: { fetch: (r: Request, env: unknown) => Promise<Response> } };
+    const env = { ASSETS: { fetch: async (req: Request) => staticFile(t.dir, new URL(req.url).pathname, true) } };
+    await runEdge('cloudflare', (req) => mod.default.fetch(req, env));
+  });
+});
