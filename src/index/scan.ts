@@ -77,14 +77,8 @@ export async function scanChain(ctx: ScanContext): Promise<ScanResult> {
     counters.coins += blockSubsidy(net, sb.height);
     counters.work += blockWork(block.header.bits);
     counters.tipTime = block.header.time;
-    indexBlock(ctx, net, namecoin, block, sb.height, counters, () => nameSeq++);
-
-    // Only coinbases can repeat (BIP30): a repeated spending tx would be a double spend.
-    const cb = block.txs[0];
-    if (cb && isCoinbase(cb)) {
-      if (ctx.store.coinbases.get(cb.hash) !== undefined) duplicateTxids.push(cb.txid);
-      else ctx.store.coinbases.putSync(cb.hash, Buffer.alloc(0));
-    }
+    const duplicate = indexBlock(ctx, net, namecoin, block, sb.height, counters, () => nameSeq++);
+    if (duplicate) duplicateTxids.push(duplicate);
     ctx.onBlock?.(sb.height);
   }
   if (expected !== ctx.height + 1) throw new Error(`source stopped at height ${expected - 1}, before ${ctx.height}`);
@@ -109,10 +103,17 @@ function indexBlock(
   height: number,
   c: ChainCounters,
   nextNameSeq: () => number,
-): void {
+): string | undefined {
   const { store } = ctx;
   let branchHashes: Buffer[] | undefined;
+  let duplicate: string | undefined;
   store.root.transactionSync(() => {
+    // Only coinbases can repeat (BIP30): a repeated spending tx would be a double spend.
+    const cb = block.txs[0];
+    if (cb && isCoinbase(cb)) {
+      if (store.coinbases.get(cb.hash) !== undefined) duplicate = cb.txid;
+      else store.coinbases.put(cb.hash, Buffer.alloc(0));
+    }
     for (let ti = 0; ti < block.txs.length; ti++) {
       const tx = block.txs[ti]!;
       c.txs++;
@@ -163,4 +164,5 @@ function indexBlock(
       }
     }
   });
+  return duplicate;
 }

@@ -8,7 +8,6 @@ import { open, type Database, type RootDatabase } from 'lmdb';
  * - p2sh:    outpoint(36) → '' for every P2SH output (to classify its spend)
  * - names:   u16 len ‖ name ‖ u32 seq → NameOpRecord (msgpack)
  * - coinbases: txid(32) → ''   (BIP30 duplicate detection)
- * - files:   path → size(u64 LE) ‖ sha256(32)   (the manifest)
  */
 export interface Store {
   root: RootDatabase;
@@ -16,7 +15,6 @@ export interface Store {
   p2sh: Database<Buffer, Buffer>;
   names: Database<NameOpRecord, Buffer>;
   coinbases: Database<Buffer, Buffer>;
-  files: Database<Buffer, string>;
   close(): Promise<void>;
 }
 
@@ -42,8 +40,7 @@ export function openStore(dir: string): Store {
   const p2sh = root.openDB<Buffer, Buffer>('p2sh', binary);
   const names = root.openDB<NameOpRecord, Buffer>('names', { keyEncoding: 'binary', encoding: 'msgpack' });
   const coinbases = root.openDB<Buffer, Buffer>('coinbases', binary);
-  const files = root.openDB<Buffer, string>('files', { encoding: 'binary' });
-  return { root, spent, p2sh, names, coinbases, files, close: () => root.close() };
+  return { root, spent, p2sh, names, coinbases, close: () => root.close() };
 }
 
 export function outpointKey(txHash: Uint8Array, vout: number): Buffer {

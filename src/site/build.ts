@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeAddress } from '../chain/address.js';
 import { parseBlock } from '../chain/block.js';
@@ -248,7 +248,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const scan = await scanChain({ source, height, store, blocks, addresses: spill, onBlock: (h) => progress.update(h + 1, height + 1, 'blocks') });
     spill.finish();
 
-    const writer = new SiteWriter(paths.staging, store);
+    const writer = new SiteWriter(paths.staging, paths.work);
     const ctx: Ctx = { net, store, writer, blocks, pretty: opts.pretty ?? false, progress };
     writeTxsAndBlocks(ctx, scan);
     const addresses = writeAddresses(ctx, spill, opts.maxAddressTxouts ?? 10000);
@@ -257,8 +257,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     writer.write(STATS_PATH, renderStats(scan.counters, addresses.count, isNamecoin(net), ctx.pretty));
     writeSiteFiles(ctx, { network: net.name, height, tip: tipHash, cappedAddresses: addresses.capped });
     progress.begin('manifest');
-    await store.root.flushed;
-    writeFileSync(join(paths.staging, MANIFEST_PATH), writer.manifestText());
+    const written = writer.writeManifest(MANIFEST_PATH);
     progress.end();
 
     await opts.beforePublish?.();
@@ -270,8 +269,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       tip: tipHash,
       blocks: { main: c.mainBlocks, side: c.sideBlocks, orphan: c.orphanBlocks },
       txs: c.txs,
-      files: writer.files + 1,
-      bytes: writer.bytes,
+      files: written.files,
+      bytes: written.bytes,
       names,
       addresses: addresses.count,
       cappedAddresses: addresses.capped.length,

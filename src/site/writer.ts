@@ -1,23 +1,26 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Store } from '../index/store.js';
+import { BucketSpill } from '../index/bucket-spill.js';
 
 /**
  * Writes the site's files into a staging directory and records each one's
- * size and sha256 for the manifest. Directories are created once (cached).
+ * size and sha256 for the manifest (spilled to disk, so memory stays flat).
+ * Directories are created once (cached).
  */
 export class SiteWriter {
   private readonly dirs = new Set<string>();
-  files = 0;
-  bytes = 0;
+  private readonly entries: BucketSpill;
+  /** Files written (a path written twice counts twice until the manifest is made). */
+  writes = 0;
 
   constructor(
     readonly root: string,
-    private readonly store: Store,
+    workDir: string,
   ) {
     mkdirSync(root, { recursive: true });
     this.dirs.add(root);
+    this.entries = new BucketSpill(workDir, 'files', 64);
   }
 
   write(rel: string, data: string | Buffer): void {
@@ -32,23 +35,41 @@ export class SiteWriter {
     const entry = Buffer.allocUnsafe(40);
     entry.writeBigUInt64LE(BigInt(buf.length), 0);
     createHash('sha256').update(buf).digest().copy(entry, 8);
-    const previous = this.store.files.get(rel);
-    if (previous) this.bytes -= Number(previous.readBigUInt64LE(0));
-    else this.files++;
-    this.bytes += buf.length;
-    this.store.files.putSync(rel, entry);
+    this.entries.add(rel, entry);
+    this.writes++;
   }
 
   readText(rel: string): string {
     return readFileSync(join(this.root, rel), 'utf8');
   }
 
-  /** `sha256 size path` per line, sorted by path: what `snapshot verify` checks. */
-  manifestText(): string {
-    const lines: string[] = [];
-    for (const { key, value } of this.store.files.getRange()) {
-      lines.push(`${value.subarray(8, 40).toString('hex')} ${value.readBigUInt64LE(0)} ${key}\n`);
+  /**
+   * Writes the manifest, `sha256 size path` per line, to `rel`; returns the
+   * file count and total bytes. Lines are grouped by a hash of the path and
+   * sorted by path within a group: canonical, whatever the write order, and
+   * made one bucket at a time. A path written twice keeps its last entry.
+   */
+  writeManifest(rel: string): { files: number; bytes: number } {
+    this.entries.finish();
+    const out = openSync(join(this.root, rel), 'w');
+    let files = 0;
+    let bytes = 0;
+    try {
+      for (let b = 0; b < this.entries.buckets; b++) {
+        const latest = new Map(this.entries.readBucket(b));
+        const lines: string[] = [];
+        for (const path of [...latest.keys()].sort()) {
+          const e = latest.get(path)!;
+          const size = Number(e.readBigUInt64LE(0));
+          lines.push(`${e.subarray(8, 40).toString('hex')} ${size} ${path}\n`);
+          files++;
+          bytes += size;
+        }
+        writeSync(out, lines.join(''));
+      }
+    } finally {
+      closeSync(out);
     }
-    return lines.join('');
+    return { files: files + 1, bytes };
   }
 }

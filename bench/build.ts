@@ -1,0 +1,115 @@
+// npm run bench:build [-- --tx 200000 --scale 4]
+// Builds a builder-made Namecoin regtest chain through the blocks-dir source and
+// compares it with a plain writer that writes the same files (same paths and
+// bytes) with no chain work. Each measured run is a child process, so peak RSS
+// is its own. With --scale K, also builds a chain K× larger to compare RSS.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
+import { generateChain } from '../src/chain/builder/generate.js';
+import { NETWORKS } from '../src/chain/networks.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { MANIFEST_PATH } from '../src/site/layout.js';
+import { openBlocksDir } from '../src/source/blkdir.js';
+
+const HERE = fileURLToPath(import.meta.url);
+const net = NETWORKS['namecoin-regtest'];
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : Number(process.argv[i + 1]);
+}
+
+interface RunResult {
+  seconds: number;
+  files: number;
+  bytes: number;
+  txs: number;
+  maxRssMiB: number;
+}
+
+async function child(): Promise<void> {
+  const [, , , mode, a, b] = process.argv as string[];
+  const t0 = performance.now();
+  let files = 0;
+  let bytes = 0;
+  let txs = 0;
+  if (mode === 'build') {
+    const source = await openBlocksDir(a!, net);
+    const r = await buildSnapshot({ source, outDir: b! });
+    await source.close();
+    files = r.files;
+    bytes = r.bytes;
+    txs = r.txs;
+  } else {
+    // The plain writer: same paths and bytes, read from the built tree up front (not timed).
+    const lines = readFileSync(join(a!, MANIFEST_PATH), 'utf8').trim().split('\n');
+    const items = lines.map((l) => l.split(' ')[2]!).map((p) => [p, readFileSync(join(a!, p))] as const);
+    const start = performance.now();
+    const dirs = new Set<string>();
+    for (const [p, data] of items) {
+      const path = join(b!, p);
+      const d = dirname(path);
+      if (!dirs.has(d)) {
+        mkdirSync(d, { recursive: true });
+        dirs.add(d);
+      }
+      writeFileSync(path, data);
+      files++;
+      bytes += data.length;
+    }
+    const res: RunResult = { seconds: (performance.now() - start) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024 };
+    process.stdout.write(JSON.stringify(res));
+    return;
+  }
+  const res: RunResult = { seconds: (performance.now() - t0) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024 };
+  process.stdout.write(JSON.stringify(res));
+}
+
+function run(mode: string, a: string, b: string): RunResult {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', HERE, 'child', mode, a, b], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  return JSON.parse(out) as RunResult;
+}
+
+function line(label: string, r: RunResult): string {
+  const mb = r.bytes / 1e6;
+  return `${label.padEnd(14)} ${r.seconds.toFixed(1).padStart(7)} s  ${(r.txs / r.seconds).toFixed(0).padStart(7)} tx/s  ${(r.files / r.seconds).toFixed(0).padStart(7)} files/s  ${(mb / r.seconds).toFixed(1).padStart(6)} MB/s  peak RSS ${r.maxRssMiB.toFixed(0)} MiB`;
+}
+
+async function measure(txCount: number, root: string): Promise<RunResult> {
+  const blocksDir = join(root, `blocks-${txCount}`);
+  const t0 = performance.now();
+  writeBlocksDir(generateChain({ network: net, seed: 'bench', txCount, txPerBlock: 1000 }), blocksDir, { network: net });
+  console.log(`chain of ${txCount} txs generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const built = run('build', blocksDir, join(root, `out-${txCount}`));
+  const plain = run('plain', join(root, `out-${txCount}`), join(root, `plain-${txCount}`));
+  console.log(line('build', built));
+  console.log(line('plain writer', plain));
+  console.log(`build/plain time ratio: ${(built.seconds / plain.seconds).toFixed(2)}  (${built.files} files, ${(built.bytes / 1e6).toFixed(0)} MB)`);
+  rmSync(join(root, `plain-${txCount}`), { recursive: true, force: true });
+  rmSync(join(root, `out-${txCount}`), { recursive: true, force: true });
+  rmSync(blocksDir, { recursive: true, force: true });
+  return built;
+}
+
+async function main(): Promise<void> {
+  const txCount = arg('tx', 200_000);
+  const scale = arg('scale', 0);
+  const root = mkdtempSync(join(tmpdir(), 'snapshot-bench-'));
+  try {
+    const base = await measure(txCount, root);
+    if (scale > 1) {
+      const big = await measure(txCount * scale, root);
+      console.log(`peak RSS ${base.maxRssMiB.toFixed(0)} MiB at ${txCount} txs vs ${big.maxRssMiB.toFixed(0)} MiB at ${txCount * scale} txs (${((big.maxRssMiB / base.maxRssMiB - 1) * 100).toFixed(0)}%)`);
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === 'child') await child();
+else await main();
+
