@@ -5,9 +5,10 @@ import { hideBin } from 'yargs/helpers';
 import { getNetwork } from './chain/networks.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
+import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
 import { openSource } from './source/index.js';
-import { startServer } from './serve/server.js';
+import { serveUntilSignal } from './serve/server.js';
 
 function printReport(r: BuildReport, out: string): void {
   const lines = [
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
           .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
           .option('max-address-txouts', { type: 'number', default: 10000, describe: 'cap on outputs per address document (0 = none)' })
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
-          .option('jobs', { type: 'number', default: 1, describe: 'parallel jobs (reserved)' }),
+          .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
         const source = argv.source
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
             outDir: out,
             pretty: argv.pretty,
             maxAddressTxouts: argv['max-address-txouts'],
+            hosts: argv.host as HostName[] | undefined,
             progress: new Progress(),
           });
           printReport(report, out);
@@ -67,13 +69,7 @@ async function main(): Promise<void> {
           .option('dir', { type: 'string', default: 'out' })
           .option('port', { type: 'number', default: 8080 })
           .option('host', { type: 'string', default: '127.0.0.1' }),
-      async (argv) => {
-        const server = await startServer({ dir: resolve(argv.dir), port: argv.port, host: argv.host });
-        process.stdout.write(`serving ${resolve(argv.dir)} on ${server.url}\n`);
-        const stop = () => void server.close().then(() => process.exit(0));
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      },
+      (argv) => serveUntilSignal({ dir: resolve(argv.dir), port: argv.port, host: argv.host }),
     )
     .demandCommand(1, 'name a command: build or serve')
     .strict()

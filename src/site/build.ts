@@ -15,19 +15,15 @@ import { decodeNameBytes, renderName, type NameRecord } from '../render/name.js'
 import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
+import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
 import {
   ALL_NAME_VARIANTS,
-  ERROR_KINDS,
-  GENERIC_ERROR_MESSAGES,
   MANIFEST_PATH,
-  NOT_FOUND_HTML_PATH,
   SITE_INFO_PATH,
   STATS_PATH,
   addressPath,
   blockPath,
   encodeNamePath,
-  errorBody,
-  errorDocPath,
   namePathEncoded,
   txPath,
   type SiteInfo,
@@ -45,6 +41,8 @@ export interface BuildOptions {
   /** Addresses with more relevant outputs get the original's error document (0 = no cap). */
   maxAddressTxouts?: number;
   progress?: Progress;
+  /** Hosts whose glue files the build writes (default: all). */
+  hosts?: readonly HostName[];
   /** Called after the tree is written and before it is published (tests use it to kill a build). */
   beforePublish?: () => void | Promise<void>;
 }
@@ -216,11 +214,10 @@ function writeNames(ctx: Ctx, height: number): [number, number] {
   return [names, nonUtf8];
 }
 
-function writeSiteFiles(ctx: Ctx, info: SiteInfo): void {
-  const { writer } = ctx;
-  for (const kind of ERROR_KINDS) writer.write(errorDocPath(kind), errorBody(GENERIC_ERROR_MESSAGES[kind]));
-  writer.write(NOT_FOUND_HTML_PATH, errorBody(GENERIC_ERROR_MESSAGES.default));
-  writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
+/** `_site.json`, the generic error documents and every host's glue (router bundles, headers, nginx.conf). */
+async function writeSiteFiles(ctx: Ctx, info: SiteInfo, outDir: string, hosts: readonly HostName[]): Promise<void> {
+  ctx.writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
+  for (const [rel, content] of await hostFiles(outDir, info, { hosts })) ctx.writer.write(rel, content);
 }
 
 /**
@@ -255,7 +252,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const [names, nonUtf8Names] = isNamecoin(net) ? writeNames(ctx, height) : [0, 0];
     const tipHash = scan.main[scan.main.length - 1]!.hash;
     writer.write(STATS_PATH, renderStats(scan.counters, addresses.count, isNamecoin(net), ctx.pretty));
-    writeSiteFiles(ctx, { network: net.name, height, tip: tipHash, cappedAddresses: addresses.capped });
+    await writeSiteFiles(ctx, { network: net.name, height, tip: tipHash, cappedAddresses: addresses.capped }, outDir, opts.hosts ?? HOSTS);
     progress.begin('manifest');
     const written = writer.writeManifest(MANIFEST_PATH);
     progress.end();
