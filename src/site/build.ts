@@ -83,7 +83,7 @@ function spendersOf(store: Store, txHash: Buffer, outputs: number): (Spender | u
 }
 
 /** Pass 2: every main-chain tx and block, then the blocks off the main chain. */
-function writeTxsAndBlocks(ctx: Ctx, scan: ScanResult): void {
+async function writeTxsAndBlocks(ctx: Ctx, scan: ScanResult): Promise<void> {
   const { net, store, writer, pretty } = ctx;
   ctx.progress.begin('txs and blocks');
   const total = scan.main.length;
@@ -99,6 +99,7 @@ function writeTxsAndBlocks(ctx: Ctx, scan: ScanResult): void {
     });
     writeBlockFiles(writer, ref.hash, renderBlock(block, net, spenders, scan.main[i + 1]?.hash, pretty), block.raw);
     ctx.progress.update(i + 1, total, 'blocks');
+    await writer.backpressure();
   }
   const mainHashes = new Set(scan.main.map((m) => m.hash));
   for (const ref of scan.offChain) {
@@ -116,8 +117,9 @@ function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Bu
 }
 
 /** Pass 3: one bucket of addresses at a time; documents assembled from the /tx files just written. */
-function writeAddresses(ctx: Ctx, spill: AddressSpill, cap: number): { count: number; capped: string[] } {
+async function writeAddresses(ctx: Ctx, spill: AddressSpill, cap: number): Promise<{ count: number; capped: string[] }> {
   const { writer, pretty } = ctx;
+  await writer.flush(); // address documents embed the /tx documents, read back from disk
   let count = 0;
   const capped: string[] = [];
   ctx.progress.begin('addresses');
@@ -132,6 +134,7 @@ function writeAddresses(ctx: Ctx, spill: AddressSpill, cap: number): { count: nu
       writer.write(addressPath(address), addressDocument(ctx, address, outputs));
     }
     ctx.progress.update(b + 1, spill.buckets, 'buckets');
+    await writer.backpressure();
   }
   capped.sort();
   return { count, capped };
@@ -174,7 +177,7 @@ function addressDocument(ctx: Ctx, address: string, outputs: readonly AddressOut
 }
 
 /** Pass 4: every name with its 64 query variants. Returns [names, non-UTF-8 records]. */
-function writeNames(ctx: Ctx, height: number): [number, number] {
+async function writeNames(ctx: Ctx, height: number): Promise<[number, number]> {
   const depth = ctx.net.nameExpirationDepth!(height);
   let names = 0;
   let nonUtf8 = 0;
@@ -186,6 +189,7 @@ function writeNames(ctx: Ctx, height: number): [number, number] {
     const enc = encodeNamePath(current);
     for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
   };
+  let sinceYield = 0;
   ctx.progress.begin('names');
   for (const { value: rec } of ctx.store.names.getRange() as Iterable<{ value: NameOpRecord }>) {
     const nameBytes = Buffer.from(rec.name);
@@ -193,6 +197,7 @@ function writeNames(ctx: Ctx, height: number): [number, number] {
       flush();
       current = nameBytes;
       history = [];
+      if (++sinceYield % 64 === 0) await ctx.writer.backpressure();
     }
     const name = decodeNameBytes(nameBytes);
     const value = decodeNameBytes(rec.value);
@@ -235,6 +240,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   const store = openStore(join(paths.work, 'store'));
   const blocks = new BlocksSpill(join(paths.work, 'blocks.spill'));
   const spill = new AddressSpill(paths.work);
+  let writer: SiteWriter | undefined;
   try {
     const tip = await source.tip();
     const height = opts.height ?? tip.height;
@@ -245,16 +251,16 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const scan = await scanChain({ source, height, store, blocks, addresses: spill, onBlock: (h) => progress.update(h + 1, height + 1, 'blocks') });
     spill.finish();
 
-    const writer = new SiteWriter(paths.staging, paths.work);
+    writer = new SiteWriter(paths.staging, paths.work);
     const ctx: Ctx = { net, store, writer, blocks, pretty: opts.pretty ?? false, progress };
-    writeTxsAndBlocks(ctx, scan);
-    const addresses = writeAddresses(ctx, spill, opts.maxAddressTxouts ?? 10000);
-    const [names, nonUtf8Names] = isNamecoin(net) ? writeNames(ctx, height) : [0, 0];
+    await writeTxsAndBlocks(ctx, scan);
+    const addresses = await writeAddresses(ctx, spill, opts.maxAddressTxouts ?? 10000);
+    const [names, nonUtf8Names] = isNamecoin(net) ? await writeNames(ctx, height) : [0, 0];
     const tipHash = scan.main[scan.main.length - 1]!.hash;
     writer.write(STATS_PATH, renderStats(scan.counters, addresses.count, isNamecoin(net), ctx.pretty));
     await writeSiteFiles(ctx, { network: net.name, height, tip: tipHash, cappedAddresses: addresses.capped }, outDir, opts.hosts ?? HOSTS);
     progress.begin('manifest');
-    const written = writer.writeManifest(MANIFEST_PATH);
+    const written = await writer.writeManifest(MANIFEST_PATH);
     progress.end();
 
     await opts.beforePublish?.();
@@ -277,6 +283,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       stageSeconds: progress.stageTimes,
     };
   } finally {
+    await writer?.close();
     blocks.close();
     await store.close();
     rmSync(paths.work, { recursive: true, force: true });
