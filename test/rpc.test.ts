@@ -1,26 +1,18 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { openSource } from '../src/source/index.js';
 import { defaultCookiePath, openRpc, type RpcOptions } from '../src/source/rpc.js';
+import { blockId, FakeNode, loadBlocks, type Chain } from './fake-node.js';
 import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
 
 const REGTEST = NETWORKS['bitcoin-regtest'];
 const TIP_103 = '7474991c2ae3c94c4813d75b4c752028304b773dd4dce8d460dfa2d1e7b542a3';
 const FAST: RpcOptions = { retryInitialMs: 5, retryMaxMs: 40, giveUpMs: 3000, timeoutMs: 5000 };
-
-const blockId = (raw: Buffer): string => toDisplayHex(sha256d(raw.subarray(0, 80)));
-
-function loadBlocks(): Buffer[] {
-  const json = JSON.parse(readFileSync(chainPath('bitcoin-core', 'rpc_getblockstats.json'), 'utf8')) as { blocks: string[] };
-  return json.blocks.map((h) => Buffer.from(h, 'hex'));
-}
 
 /** A copy of `raw` with a new prev hash (internal order) and nonce: a different block at the same height. */
 function variant(raw: Buffer, prev: Buffer | undefined, nonceXor: number): Buffer {
@@ -28,120 +20,6 @@ function variant(raw: Buffer, prev: Buffer | undefined, nonceXor: number): Buffe
   if (prev) prev.copy(b, 4);
   b.writeUInt32LE((b.readUInt32LE(76) ^ nonceXor) >>> 0, 76);
   return b;
-}
-
-interface Chain {
-  main: Buffer[];
-  side: Buffer[]; // side blocks, each a child of main[sideParent]
-}
-
-interface Fault {
-  /** Return true when the request was answered by the fault. */
-  (req: { methods: string[]; n: number }, res: ServerResponse, body: string): boolean;
-}
-
-/** A small Bitcoin-Core-like JSON-RPC server (JSON-RPC 1.0 semantics: errors as HTTP 500 with a JSON body). */
-class FakeNode {
-  server: Server;
-  url = '';
-  requests = 0;
-  blocksServed = 0;
-  fault: Fault | undefined;
-  auth: string | undefined;
-  chain: Chain;
-  private byHash = new Map<string, { raw: Buffer; height: number; prev: string | undefined }>();
-  private hashes: string[] = [];
-
-  constructor(chain: Chain) {
-    this.chain = chain;
-    this.setChain(chain);
-    this.server = createServer((req, res) => this.handle(req, res));
-  }
-
-  setChain(chain: Chain): void {
-    this.chain = chain;
-    this.hashes = chain.main.map(blockId);
-    for (const [h, raw] of chain.main.entries()) this.byHash.set(blockId(raw), { raw, height: h, prev: h ? this.hashes[h - 1] : undefined });
-    for (const raw of chain.side) {
-      const prev = toDisplayHex(raw.subarray(4, 36));
-      const parent = this.byHash.get(prev)!;
-      this.byHash.set(blockId(raw), { raw, height: parent.height + 1, prev });
-    }
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private answer(method: string, params: unknown[]): { result?: unknown; error?: { code: number; message: string } } {
-    const tip = this.hashes.length - 1;
-    switch (method) {
-      case 'getblockchaininfo':
-        return { result: { chain: 'regtest', blocks: tip, bestblockhash: this.hashes[tip], pruned: false } };
-      case 'getblockcount':
-        return { result: tip };
-      case 'getblockhash': {
-        const h = params[0] as number;
-        if (!(h >= 0 && h <= tip)) return { error: { code: -8, message: 'Block height out of range' } };
-        return { result: this.hashes[h] };
-      }
-      case 'getblock': {
-        const b = this.byHash.get(params[0] as string);
-        if (!b) return { error: { code: -5, message: 'Block not found' } };
-        this.blocksServed++;
-        return { result: b.raw.toString('hex') };
-      }
-      case 'getblockheader': {
-        const b = this.byHash.get(params[0] as string);
-        if (!b) return { error: { code: -5, message: 'Block not found' } };
-        return { result: { hash: params[0], height: b.height, previousblockhash: b.prev } };
-      }
-      case 'getchaintips': {
-        const tips: unknown[] = [{ height: tip, hash: this.hashes[tip], branchlen: 0, status: 'active' }];
-        for (const raw of this.chain.side) {
-          const id = blockId(raw);
-          const b = this.byHash.get(id)!;
-          tips.push({ height: b.height, hash: id, branchlen: 1, status: 'valid-fork' });
-        }
-        return { result: tips };
-      }
-      default:
-        return { error: { code: -32601, message: 'Method not found' } };
-    }
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString();
-      this.requests++;
-      if (this.auth !== undefined && req.headers.authorization !== this.auth) {
-        res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"' });
-        res.end();
-        return;
-      }
-      const parsed = JSON.parse(body) as { id: unknown; method: string; params: unknown[] } | { id: unknown; method: string; params: unknown[] }[];
-      const list = Array.isArray(parsed) ? parsed : [parsed];
-      if (this.fault?.({ methods: list.map((r) => r.method), n: this.requests }, res, body)) return;
-      const answers = list.map((r) => ({ ...this.answer(r.method, r.params), id: r.id }));
-      if (Array.isArray(parsed)) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(answers.map((a) => ({ result: null, error: null, ...a }))));
-      } else {
-        const a = answers[0]!;
-        res.writeHead(a.error ? (a.error.code === -32601 ? 404 : 500) : 200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ result: null, error: null, ...a }));
-      }
-    });
-  }
 }
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
