@@ -66,7 +66,7 @@ describe('a killed build leaves the previous out/ intact', () => {
     const r = await buildSnapshot({ source: demoSource(), outDir: out });
     expect(r.height).toBe(150);
     checkTree(out);
-    expect(readdirSync(dir)).toEqual(['out']);
+    expect(readdirSync(dir).sort()).toEqual(['out', 'out.state']);
   });
 });
 

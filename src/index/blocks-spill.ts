@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 
 /** Where one block's bytes sit in the spill file. */
 export interface SpilledBlock {
@@ -7,19 +7,21 @@ export interface SpilledBlock {
 }
 
 /**
- * The source is read once; its blocks are appended here so that the render
- * pass can walk them again without a second trip to the node.
+ * The blocks of the main chain, appended in the order they were scanned: the
+ * source is read once, and later passes (and later builds) read blocks back
+ * from here. Blocks rolled back by a reorg stay behind as dead bytes.
  */
 export class BlocksSpill {
-  private fd: number;
-  private size = 0;
+  private readonly fd: number;
+  private size: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w+');
+    this.fd = openSync(path, 'a+');
+    this.size = fstatSync(this.fd).size;
   }
 
   append(raw: Buffer): SpilledBlock {
-    writeSync(this.fd, raw, 0, raw.length, this.size);
+    writeSync(this.fd, raw, 0, raw.length);
     const at = { offset: this.size, length: raw.length };
     this.size += raw.length;
     return at;

@@ -1,13 +1,16 @@
-import { rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeAddress } from '../chain/address.js';
-import { parseBlock } from '../chain/block.js';
-import { toDisplayHex } from '../chain/hash.js';
-import { isNamecoin, type Network } from '../chain/networks.js';
-import { AddressSpill, type AddressOutput } from '../index/address-spill.js';
+import { decodeAddress, scriptAddress } from '../chain/address.js';
+import { parseBlock, type Block } from '../chain/block.js';
+import { fromDisplayHex, toDisplayHex } from '../chain/hash.js';
+import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
+import { isCoinbaseInput, type Tx } from '../chain/tx.js';
+import { blockWork } from '../chain/work.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
-import { scanChain, type ScanResult } from '../index/scan.js';
-import { openStore, outpointKey, type NameOpRecord, type Store } from '../index/store.js';
+import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from '../index/indexer.js';
+import { addDelta, emptyMeta, readMeta, reuseProblem, saveMeta, type IndexMeta } from '../index/state.js';
+import { emptyCounters, type ChainCounters } from '../index/stats.js';
+import { addressPrefix, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
 import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
@@ -30,19 +33,24 @@ import {
 } from './layout.js';
 import { Progress } from './progress.js';
 import { buildPaths, publish, recoverInterrupted } from './publish.js';
-import { SiteWriter } from './writer.js';
+import { linkTree } from './staging.js';
+import { SiteWriter, writeManifest } from './writer.js';
 
 export interface BuildOptions {
   source: ChainSource;
   /** Snapshot height; the source's tip when undefined. */
   height?: number;
   outDir: string;
+  /** The persistent index (default `<out>.state` beside the output). */
+  stateDir?: string;
   pretty?: boolean;
   /** Addresses with more relevant outputs get the original's error document (0 = no cap). */
   maxAddressTxouts?: number;
-  progress?: Progress;
   /** Hosts whose glue files the build writes (default: all). */
   hosts?: readonly HostName[];
+  /** Ignore the index and build everything. */
+  full?: boolean;
+  progress?: Progress;
   /** Called after the tree is written and before it is published (tests use it to kill a build). */
   beforePublish?: () => void | Promise<void>;
 }
@@ -51,10 +59,18 @@ export interface BuildReport {
   network: string;
   height: number;
   tip: string;
+  /** 'incremental' when the previous snapshot was extended; otherwise why everything was built. */
+  mode: 'full' | 'incremental';
+  fullReason: string | undefined;
+  /** Height the previous snapshot was rolled back to (a reorg), if any. */
+  rolledBackTo: number | undefined;
   blocks: { main: number; side: number; orphan: number };
   txs: number;
   files: number;
   bytes: number;
+  written: number;
+  unchanged: number;
+  deleted: number;
   names: number;
   addresses: number;
   cappedAddresses: number;
@@ -64,13 +80,74 @@ export interface BuildReport {
   stageSeconds: [string, number][];
 }
 
+/** Documents that change in this run (incremental builds only; a full build renders everything). */
+interface Changes {
+  heights: Set<number>;
+  removedTxs: Set<string>;
+  removedBlocks: Set<string>;
+  appliedBlocks: Set<string>;
+  addresses: Set<string>;
+  names: Set<string>;
+}
+
 interface Ctx {
   net: Network;
+  namecoin: boolean;
   store: Store;
+  spill: BlocksSpill;
   writer: SiteWriter;
-  blocks: BlocksSpill;
+  height: number;
   pretty: boolean;
+  cap: number;
   progress: Progress;
+  meta: IndexMeta;
+}
+
+function blockAt(store: Store, spill: BlocksSpill, net: Network, height: number): { block: Block; hash: string; time: number } {
+  const rec = store.heights.get(height);
+  if (!rec) throw new Error(`index: no block at height ${height}`);
+  return { block: parseBlock(spill.read(rec), { auxpow: net.auxpow }), hash: rec.hash, time: rec.time };
+}
+
+/** Finds an earlier transaction through the index and the block spill (small caches). */
+function prevoutResolver(store: Store, spill: BlocksSpill, net: Network): PrevoutResolver {
+  const blocks = new Map<string, Block>();
+  const related = new Map<string, { height: number; addresses: string[] }>();
+  const findTx = (txHash: Buffer) => {
+    const loc = store.txloc.get(txHash);
+    if (!loc) return undefined;
+    const height = loc.readUInt32LE(0);
+    const rec = store.heights.get(height);
+    if (!rec) return undefined;
+    const key = `${height}:${rec.hash}`;
+    let block = blocks.get(key);
+    if (!block) {
+      block = parseBlock(spill.read(rec), { auxpow: net.auxpow });
+      if (blocks.size >= 128) blocks.delete(blocks.keys().next().value!);
+      blocks.set(key, block);
+    }
+    const tx = block.txs[loc.readUInt32LE(4)];
+    return tx && { height, tx };
+  };
+  const outputAddresses = (tx: Tx) => tx.outputs.map((o) => scriptAddress(o.script, net)).filter((a): a is string => a !== undefined);
+  return (prevHash) => {
+    const key = prevHash.toString('hex');
+    const hit = related.get(key);
+    if (hit) return hit;
+    const found = findTx(prevHash);
+    if (!found) return undefined;
+    const addresses = new Set(outputAddresses(found.tx));
+    for (const input of found.tx.inputs) {
+      if (isCoinbaseInput(input)) continue;
+      const out = findTx(input.prevHash)?.tx.outputs[input.prevIndex];
+      const a = out && scriptAddress(out.script, net);
+      if (a !== undefined) addresses.add(a);
+    }
+    const res = { height: found.height, addresses: [...addresses] };
+    if (related.size >= 4096) related.delete(related.keys().next().value!);
+    related.set(key, res);
+    return res;
+  };
 }
 
 function spendersOf(store: Store, txHash: Buffer, outputs: number): (Spender | undefined)[] {
@@ -82,32 +159,8 @@ function spendersOf(store: Store, txHash: Buffer, outputs: number): (Spender | u
   return res;
 }
 
-/** Pass 2: every main-chain tx and block, then the blocks off the main chain. */
-async function writeTxsAndBlocks(ctx: Ctx, scan: ScanResult): Promise<void> {
-  const { net, store, writer, pretty } = ctx;
-  ctx.progress.begin('txs and blocks');
-  const total = scan.main.length;
-  for (let i = 0; i < total; i++) {
-    const ref = scan.main[i]!;
-    const block = parseBlock(ctx.blocks.read(ref), { auxpow: net.auxpow });
-    const placement = { block: ref.hash, height: ref.height, time: block.header.time };
-    const spenders = block.txs.map((tx) => spendersOf(store, tx.hash, tx.outputs.length));
-    block.txs.forEach((tx, ti) => {
-      writer.write(txPath(tx.txid, 'json'), renderTx(tx, net, spenders[ti]!, placement, pretty));
-      writer.write(txPath(tx.txid, 'bin'), tx.raw);
-      writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));
-    });
-    writeBlockFiles(writer, ref.hash, renderBlock(block, net, spenders, scan.main[i + 1]?.hash, pretty), block.raw);
-    ctx.progress.update(i + 1, total, 'blocks');
-    await writer.backpressure();
-  }
-  const mainHashes = new Set(scan.main.map((m) => m.hash));
-  for (const ref of scan.offChain) {
-    if (mainHashes.has(ref.hash)) continue;
-    const block = parseBlock(ctx.blocks.read(ref), { auxpow: net.auxpow });
-    const spenders = block.txs.map((tx) => spendersOf(store, tx.hash, tx.outputs.length));
-    writeBlockFiles(writer, ref.hash, renderBlock(block, net, spenders, undefined, pretty), block.raw);
-  }
+function deleteBlockFiles(writer: SiteWriter, hash: string): void {
+  for (const ext of ['json', 'bin', 'hex'] as const) writer.delete(blockPath(hash, ext));
 }
 
 function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Buffer): void {
@@ -116,31 +169,53 @@ function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Bu
   writer.write(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-/** Pass 3: one bucket of addresses at a time; documents assembled from the /tx files just written. */
-async function writeAddresses(ctx: Ctx, spill: AddressSpill, cap: number): Promise<{ count: number; capped: string[] }> {
-  const { writer, pretty } = ctx;
-  await writer.flush(); // address documents embed the /tx documents, read back from disk
-  let count = 0;
-  const capped: string[] = [];
-  ctx.progress.begin('addresses');
-  for (let b = 0; b < spill.buckets; b++) {
-    for (const [address, outputs] of spill.readBucket(b)) {
-      count++;
-      if (cap > 0 && outputs.length > cap) {
-        capped.push(address);
-        writer.write(addressPath(address), renderAddressCapped(outputs.length, pretty));
-        continue;
-      }
-      writer.write(addressPath(address), addressDocument(ctx, address, outputs));
-    }
-    ctx.progress.update(b + 1, spill.buckets, 'buckets');
-    await writer.backpressure();
-  }
-  capped.sort();
-  return { count, capped };
+/** A main-chain block and all its transactions. */
+function writeHeight(ctx: Ctx, height: number): void {
+  const { net, store, writer, pretty } = ctx;
+  const { block, hash, time } = blockAt(store, ctx.spill, net, height);
+  const placement = { block: hash, height, time };
+  const spenders = block.txs.map((tx) => spendersOf(store, tx.hash, tx.outputs.length));
+  block.txs.forEach((tx, ti) => {
+    writer.write(txPath(tx.txid, 'json'), renderTx(tx, net, spenders[ti]!, placement, pretty));
+    writer.write(txPath(tx.txid, 'bin'), tx.raw);
+    writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));
+  });
+  const next = height < ctx.height ? store.heights.get(height + 1)?.hash : undefined;
+  writeBlockFiles(writer, hash, renderBlock(block, net, spenders, next, pretty), block.raw);
 }
 
-function addressDocument(ctx: Ctx, address: string, outputs: readonly AddressOutput[]): string {
+async function writeTxsAndBlocks(ctx: Ctx, heights: Iterable<number>, total: number): Promise<void> {
+  ctx.progress.begin('txs and blocks');
+  let done = 0;
+  for (const h of heights) {
+    writeHeight(ctx, h);
+    ctx.progress.update(++done, total, 'blocks');
+    await ctx.writer.backpressure();
+  }
+}
+
+function* range(from: number, to: number): Generator<number> {
+  for (let h = from; h <= to; h++) yield h;
+}
+
+/** Side and orphan blocks: rendered every run (there are few); the ones gone since last time are deleted. */
+function writeOffChain(ctx: Ctx, previous: readonly string[], changes: Changes | undefined): string[] {
+  const { net, store, writer, pretty } = ctx;
+  const current: string[] = [];
+  for (const { key: hash, value: rec } of store.offchain.getRange()) {
+    const block = parseBlock(rec.raw, { auxpow: net.auxpow });
+    const spenders = block.txs.map((tx) => spendersOf(store, tx.hash, tx.outputs.length));
+    writeBlockFiles(writer, hash, renderBlock(block, net, spenders, undefined, pretty), block.raw);
+    current.push(hash);
+  }
+  const now = new Set(current);
+  const gone = new Set([...previous, ...(changes?.removedBlocks ?? [])]);
+  for (const hash of gone) if (!now.has(hash) && !changes?.appliedBlocks.has(hash)) deleteBlockFiles(writer, hash);
+  return current;
+}
+
+/** One address document, assembled from the /tx documents already in the tree. */
+function addressDocument(ctx: Ctx, address: string): string {
   const decoded = decodeAddress(address, ctx.net);
   if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${ctx.net.name}`);
   const texts = new Map<string, string>();
@@ -154,20 +229,24 @@ function addressDocument(ctx: Ctx, address: string, outputs: readonly AddressOut
   let coinIn = 0n;
   let coinOut = 0n;
   const unspent: JsonValue[] = [];
-  for (const o of outputs) {
-    const txid = toDisplayHex(o.txHash);
+  const prefix = addressPrefix(address);
+  for (const { key, value } of ctx.store.addrOuts.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+    const vout = key.readUInt32BE(key.length - 4);
+    const amount = value.readBigUInt64LE(0);
+    const txHash = value.subarray(8, 40);
+    const txid = toDisplayHex(txHash);
     txText(txid);
     receivers.add(txid);
-    coinIn += o.value;
-    const spent = ctx.store.spent.get(outpointKey(o.txHash, o.vout));
+    coinIn += amount;
+    const spent = ctx.store.spent.get(outpointKey(txHash, vout));
     if (spent) {
       const spender = toDisplayHex(spent.subarray(0, 32));
       spenders.add(spender);
-      coinOut += o.value;
+      coinOut += amount;
       txText(spender);
     } else {
-      const out = (JSON.parse(txText(txid)) as { out: Record<string, JsonValue>[] }).out[o.vout]!;
-      unspent.push({ tx: { hash: txid, n: o.vout }, ...out });
+      const out = (JSON.parse(txText(txid)) as { out: Record<string, JsonValue>[] }).out[vout]!;
+      unspent.push({ tx: { hash: txid, n: vout }, ...out });
     }
   }
   return renderAddress(
@@ -176,20 +255,44 @@ function addressDocument(ctx: Ctx, address: string, outputs: readonly AddressOut
   );
 }
 
-/** Pass 4: every name with its 64 query variants. Returns [names, non-UTF-8 records]. */
-async function writeNames(ctx: Ctx, height: number): Promise<[number, number]> {
-  const depth = ctx.net.nameExpirationDepth!(height);
+/** Writes (or deletes) address documents; keeps the sorted list of capped addresses. */
+async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<string[]> {
+  const { store, writer } = ctx;
+  await writer.flush(); // address documents embed the /tx documents, read back from disk
+  ctx.progress.begin('addresses');
+  const capped = new Set(changes ? ctx.meta.capped : []);
+  const addresses: Iterable<string> = changes ? [...changes.addresses].sort() : (store.addrCount.getKeys() as Iterable<string>);
+  const total = changes ? changes.addresses.size : store.addrCount.getCount();
+  let done = 0;
+  for (const address of addresses) {
+    const count = store.addrCount.get(address)?.readUInt32LE(0) ?? 0;
+    capped.delete(address);
+    if (count === 0) writer.delete(addressPath(address));
+    else if (ctx.cap > 0 && count > ctx.cap) {
+      capped.add(address);
+      writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
+    } else writer.write(addressPath(address), addressDocument(ctx, address));
+    ctx.progress.update(++done, total, 'addresses');
+    if (done % 64 === 0) await writer.backpressure();
+  }
+  return [...capped].sort();
+}
+
+/** Every name with its 64 query variants (expires_in moves with every block); names left without operations are deleted. */
+async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[number, number]> {
+  const depth = ctx.net.nameExpirationDepth!(ctx.height);
   let names = 0;
   let nonUtf8 = 0;
   let current: Buffer | undefined;
   let history: NameRecord[] = [];
+  const seen = new Set<string>();
   const flush = () => {
     if (!current) return;
     names++;
+    if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
     for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
   };
-  let sinceYield = 0;
   ctx.progress.begin('names');
   for (const { value: rec } of ctx.store.names.getRange() as Iterable<{ value: NameOpRecord }>) {
     const nameBytes = Buffer.from(rec.name);
@@ -197,7 +300,7 @@ async function writeNames(ctx: Ctx, height: number): Promise<[number, number]> {
       flush();
       current = nameBytes;
       history = [];
-      if (++sinceYield % 64 === 0) await ctx.writer.backpressure();
+      if (names % 64 === 0) await ctx.writer.backpressure();
     }
     const name = decodeNameBytes(nameBytes);
     const value = decodeNameBytes(rec.value);
@@ -207,7 +310,7 @@ async function writeNames(ctx: Ctx, height: number): Promise<[number, number]> {
       value: value.text,
       txid: rec.txid,
       address: rec.address,
-      expiresIn: rec.height + depth - height,
+      expiresIn: rec.height + depth - ctx.height,
       block: rec.block,
       height: rec.height,
       txIndex: rec.txIndex,
@@ -216,77 +319,203 @@ async function writeNames(ctx: Ctx, height: number): Promise<[number, number]> {
     });
   }
   flush();
+  for (const gone of changes?.names ?? []) {
+    if (seen.has(gone)) continue;
+    const enc = encodeNamePath(Buffer.from(gone, 'latin1'));
+    for (const v of ALL_NAME_VARIANTS) ctx.writer.delete(namePathEncoded(enc, v));
+  }
   return [names, nonUtf8];
 }
 
-/** `_site.json`, the generic error documents and every host's glue (router bundles, headers, nginx.conf). */
-async function writeSiteFiles(ctx: Ctx, info: SiteInfo, outDir: string, hosts: readonly HostName[]): Promise<void> {
-  ctx.writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
-  for (const [rel, content] of await hostFiles(outDir, info, { hosts })) ctx.writer.write(rel, content);
+function chainCounters(ctx: Ctx, side: number, orphan: number): ChainCounters {
+  const c = emptyCounters(ctx.namecoin);
+  const t = ctx.meta.totals;
+  const tip = ctx.store.heights.get(ctx.height)!;
+  let coins = 0n;
+  for (let h = 0; h <= ctx.height; ) {
+    // Subsidy is constant within a halving interval: add whole intervals at once.
+    const end = Math.min(ctx.height, (Math.floor(h / ctx.net.halvingInterval) + 1) * ctx.net.halvingInterval - 1);
+    coins += blockSubsidy(ctx.net, h) * BigInt(end - h + 1);
+    h = end + 1;
+  }
+  Object.assign(c, { mainBlocks: ctx.height + 1, sideBlocks: side, orphanBlocks: orphan, mainSize: t.size, txs: t.txs, txins: t.txins, txouts: t.txouts });
+  Object.assign(c, { coins, work: BigInt(tip.work), nameOps: t.nameOps, tipTime: tip.time });
+  for (const k of Object.keys(c.scriptTypes)) c.scriptTypes[k] = t.scriptTypes[k] ?? 0;
+  for (const k of Object.keys(c.p2shTypes)) c.p2shTypes[k] = t.p2shTypes[k] ?? 0;
+  return c;
+}
+
+function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
+  if (!changes) return;
+  for (const h of fx.spentHeights) changes.heights.add(h);
+  for (const a of fx.addresses) changes.addresses.add(a);
+  for (const n of fx.names) changes.names.add(n);
 }
 
 /**
- * Builds the whole site for `source` at `height` into a staging directory
- * beside `outDir`, then swaps it in. A failure or kill leaves `outDir` as it was.
+ * Builds the site for `source` at `height`. When `<out>` holds a snapshot that
+ * the persistent index describes, only the difference is done (rolling back a
+ * reorg first); otherwise everything is built. The tree is prepared beside
+ * `outDir` (hard links to unchanged files) and swapped in at the end: a
+ * failure or kill leaves `outDir` as it was, and the next run recovers.
  */
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   const { source, outDir } = opts;
   const net = source.network;
+  const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(undefined);
+  const stateDir = opts.stateDir ?? `${outDir}.state`;
   recoverInterrupted(outDir);
   const paths = buildPaths(outDir);
   rmSync(paths.staging, { recursive: true, force: true });
-  rmSync(paths.work, { recursive: true, force: true });
-  const store = openStore(join(paths.work, 'store'));
-  const blocks = new BlocksSpill(join(paths.work, 'blocks.spill'));
-  const spill = new AddressSpill(paths.work);
+
+  const tip = await source.tip();
+  const height = opts.height ?? tip.height;
+  if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
+  if (height > tip.height) throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+  const cap = opts.maxAddressTxouts ?? 10000;
+  const hosts = opts.hosts ?? HOSTS;
+  const options = JSON.stringify({ pretty: opts.pretty ?? false, cap, hosts: [...hosts].sort(), out: outDir });
+
+  let store = openStore(stateDir);
+  let meta = readMeta(store);
+  let fullReason = opts.full ? 'asked for a full build' : reuseProblem(meta, join(outDir, MANIFEST_PATH), net, options);
+  if (!fullReason && meta && meta.tip >= 0 && (await source.hashAt(0)) !== store.heights.get(0)?.hash) fullReason = 'the source is another chain';
+  if (fullReason || !meta) {
+    if (fullReason && existsSync(join(outDir, MANIFEST_PATH))) progress.note(`full build: ${fullReason}`);
+    await store.close();
+    rmSync(stateDir, { recursive: true, force: true });
+    store = openStore(stateDir);
+    meta = emptyMeta(net, options);
+  }
+  const full = fullReason !== undefined;
+  meta.generation = 'dirty';
+  saveMeta(store, meta);
+
+  const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
   let writer: SiteWriter | undefined;
   try {
-    const tip = await source.tip();
-    const height = opts.height ?? tip.height;
-    if (height > tip.height) throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
-    if (height < 0) throw new Error(`--height ${height} is negative`);
+    const changes: Changes | undefined = full
+      ? undefined
+      : { heights: new Set(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
+    const resolve = full ? undefined : prevoutResolver(store, spill, net);
+
+    // The highest height where the index and the source agree.
+    let fork = Math.min(meta.tip, height);
+    while (fork >= 0 && store.heights.get(fork)!.hash !== (await source.hashAt(fork))) fork--;
+    const rolledBackTo = fork < meta.tip ? fork : undefined;
+
+    progress.begin('rollback');
+    for (let h = meta.tip; h > fork; h--) {
+      const { block, hash } = blockAt(store, spill, net, h);
+      const fx = undoBlock(store, net, namecoin, block, h, resolve);
+      addDelta(meta.totals, fx.delta, -1);
+      recordEffects(changes, fx);
+      changes?.removedBlocks.add(hash);
+      for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
+      meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
+    }
+    meta.tip = fork;
 
     progress.begin('scan');
-    const scan = await scanChain({ source, height, store, blocks, addresses: spill, onBlock: (h) => progress.update(h + 1, height + 1, 'blocks') });
-    spill.finish();
+    let work = fork >= 0 ? BigInt(store.heights.get(fork)!.work) : 0n;
+    let prevHash = fork >= 0 ? store.heights.get(fork)!.hash : undefined;
+    for await (const sb of source.mainChain(height, fork + 1)) {
+      if (sb.height !== meta.tip + 1) throw new Error(`${source.description} delivered height ${sb.height}, expected ${meta.tip + 1}`);
+      let block: Block;
+      try {
+        block = parseBlock(sb.raw, { auxpow: net.auxpow });
+      } catch (e) {
+        throw new Error(`block ${sb.hash} at height ${sb.height}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      }
+      if (block.header.id !== sb.hash) throw new Error(`block at height ${sb.height}: header hashes to ${block.header.id}, not ${sb.hash}`);
+      if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
+        throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
+      }
+      const at = spill.append(sb.raw);
+      work += blockWork(block.header.bits);
+      const fx = applyBlock(store, net, namecoin, block, { hash: sb.hash, ...at, time: block.header.time, work: work.toString() }, sb.height, resolve);
+      addDelta(meta.totals, fx.delta, 1);
+      recordEffects(changes, fx);
+      changes?.heights.add(sb.height);
+      changes?.appliedBlocks.add(sb.hash);
+      if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height: sb.height });
+      meta.tip = sb.height;
+      prevHash = sb.hash;
+      progress.update(sb.height - fork, height - fork, 'blocks');
+    }
+    if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
+    if (changes && fork >= 0) changes.heights.add(fork); // its next_block appears or changes
 
-    writer = new SiteWriter(paths.staging, paths.work);
-    const ctx: Ctx = { net, store, writer, blocks, pretty: opts.pretty ?? false, progress };
-    await writeTxsAndBlocks(ctx, scan);
-    const addresses = await writeAddresses(ctx, spill, opts.maxAddressTxouts ?? 10000);
-    const [names, nonUtf8Names] = isNamecoin(net) ? await writeNames(ctx, height) : [0, 0];
-    const tipHash = scan.main[scan.main.length - 1]!.hash;
-    writer.write(STATS_PATH, renderStats(scan.counters, addresses.count, isNamecoin(net), ctx.pretty));
-    await writeSiteFiles(ctx, { network: net.name, height, tip: tipHash, cappedAddresses: addresses.capped }, outDir, opts.hosts ?? HOSTS);
+    let side = 0;
+    let orphan = 0;
+    store.offchain.clearSync();
+    for await (const ob of source.offChain(height)) {
+      await store.offchain.put(ob.hash, { kind: ob.kind, height: ob.height ?? null, raw: ob.raw });
+      if (ob.kind === 'side') side++;
+      else orphan++;
+    }
+
+    progress.begin('staging');
+    if (full) {
+      store.files.clearSync();
+      mkdirSync(paths.staging, { recursive: true });
+    } else linkTree(outDir, paths.staging, new Set([MANIFEST_PATH]));
+    writer = new SiteWriter(paths.staging, store.files, full ? 'fresh' : 'update');
+    const ctx: Ctx = { net, namecoin, store, spill, writer, height, pretty: opts.pretty ?? false, cap, progress, meta };
+
+    if (changes) {
+      const dirty = [...changes.heights].filter((h) => h <= height).sort((a, b) => a - b);
+      await writeTxsAndBlocks(ctx, dirty, dirty.length);
+      for (const txid of changes.removedTxs) {
+        if (store.txloc.get(fromDisplayHex(txid))) continue;
+        for (const ext of ['json', 'bin', 'hex'] as const) writer.delete(txPath(txid, ext));
+      }
+    } else await writeTxsAndBlocks(ctx, range(0, height), height + 1);
+    meta.offchain = writeOffChain(ctx, meta.offchain, changes);
+    meta.capped = await writeAddresses(ctx, changes);
+    const [names, nonUtf8Names] = namecoin ? await writeNames(ctx, changes) : [0, 0];
+
+    const tipHash = store.heights.get(height)!.hash;
+    writer.write(STATS_PATH, renderStats(chainCounters(ctx, side, orphan), store.addrCount.getCount(), namecoin, ctx.pretty));
+    const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
+    writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
+    for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
+
     progress.begin('manifest');
-    const written = await writer.writeManifest(MANIFEST_PATH);
+    await writer.flush();
+    await store.root.flushed;
+    const manifest = writeManifest(store.files, join(paths.staging, MANIFEST_PATH));
     progress.end();
 
     await opts.beforePublish?.();
     publish(paths.staging, outDir);
-    const c = scan.counters;
+    meta.generation = manifest.sha256;
+    saveMeta(store, meta);
     return {
       network: net.name,
       height,
       tip: tipHash,
-      blocks: { main: c.mainBlocks, side: c.sideBlocks, orphan: c.orphanBlocks },
-      txs: c.txs,
-      files: written.files,
-      bytes: written.bytes,
+      mode: full ? 'full' : 'incremental',
+      fullReason,
+      rolledBackTo,
+      blocks: { main: height + 1, side, orphan },
+      txs: meta.totals.txs,
+      files: manifest.files,
+      bytes: manifest.bytes,
+      ...writer.counts,
       names,
-      addresses: addresses.count,
-      cappedAddresses: addresses.capped.length,
+      addresses: store.addrCount.getCount(),
+      cappedAddresses: meta.capped.length,
       nonUtf8Names,
-      duplicateTxids: scan.duplicateTxids,
+      duplicateTxids: meta.duplicates.map((d) => d.txid),
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
   } finally {
     await writer?.close();
-    blocks.close();
+    spill.close();
     await store.close();
-    rmSync(paths.work, { recursive: true, force: true });
     rmSync(paths.staging, { recursive: true, force: true });
   }
 }

@@ -24,6 +24,12 @@ export class Progress {
     this.stage = '';
   }
 
+  /** A one-off line (e.g. why a build is full). */
+  note(line: string): void {
+    if (this.tty) this.out?.write(`\r\x1b[K${line}\n`);
+    else this.out?.write(line + '\n');
+  }
+
   update(done: number, total: number, unit: string): void {
     if (!this.out) return;
     const now = Date.now();

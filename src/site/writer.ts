@@ -1,49 +1,76 @@
-import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { BucketSpill } from '../index/bucket-spill.js';
+import type { Database } from 'lmdb';
 
 /**
- * The file-writing thread: creates directories (cached), writes each file and
- * answers with its sha256, so rendering on the main thread overlaps with the
- * file system work. Plain JS so it runs the same from sources and from dist.
+ * The file-writing thread. In `fresh` mode it writes every file; in `update`
+ * mode (a staging tree hard-linked to the published one) it leaves files whose
+ * bytes are unchanged alone — so they keep their mtime — and replaces the
+ * others by write-to-temp + rename, which never touches the published copy.
+ * A null payload deletes the file. It answers each batch with the sha256 of
+ * the files it wrote. Plain JS so it runs the same from sources and from dist.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { mkdirSync, writeFileSync } = require('node:fs');
+const { mkdirSync, writeFileSync, readFileSync, renameSync, rmSync } = require('node:fs');
 const { createHash } = require('node:crypto');
 const { dirname, join } = require('node:path');
 const dirs = new Set();
+const update = workerData.mode === 'update';
 parentPort.on('message', (batch) => {
-  const digests = Buffer.allocUnsafe(batch.length * 32);
+  const digests = Buffer.alloc(batch.length * 32);
+  const status = new Uint8Array(batch.length); // 0 written, 1 unchanged, 2 deleted, 3 absent
   let bytes = 0;
   try {
     batch.forEach(([rel, data], i) => {
       const path = join(workerData.root, rel);
+      if (data === null) {
+        let existed = true;
+        try { rmSync(path); } catch (e) { if (e.code !== 'ENOENT') throw e; existed = false; }
+        status[i] = existed ? 2 : 3;
+        return;
+      }
+      bytes += data.length;
       const dir = dirname(path);
       if (!dirs.has(dir)) { mkdirSync(dir, { recursive: true }); dirs.add(dir); }
-      writeFileSync(path, data);
+      if (update) {
+        let old;
+        try { old = readFileSync(path); } catch (e) { if (e.code !== 'ENOENT') throw e; }
+        if (old && Buffer.compare(old, data) === 0) { status[i] = 1; return; }
+        const tmp = path + '.tmp-write';
+        writeFileSync(tmp, data);
+        renameSync(tmp, path);
+      } else {
+        writeFileSync(path, data);
+      }
       createHash('sha256').update(data).digest().copy(digests, i * 32);
-      bytes += data.length;
     });
-    parentPort.postMessage({ digests, bytes });
+    parentPort.postMessage({ digests, status, bytes });
   } catch (e) {
-    parentPort.postMessage({ error: String(e && e.message || e) });
+    parentPort.postMessage({ error: String((e && e.message) || e) });
   }
 });
 `;
 
-type Entry = [string, Uint8Array];
+type Entry = [string, Uint8Array | null];
+
+export type WriteMode = 'fresh' | 'update';
+
+export interface WriteCounts {
+  written: number;
+  unchanged: number;
+  deleted: number;
+}
 
 /**
  * Writes the site's files into a staging directory on a worker thread and
- * records each one's size and sha256 for the manifest (spilled to disk, so
- * memory stays flat). Callers `await backpressure()` in their loops so that at
- * most a bounded amount of data is in flight, and `await flush()` before
- * reading back what they wrote.
+ * records each written file's size and sha256 in the manifest database.
+ * Callers `await backpressure()` in their loops so that a bounded amount of
+ * data is in flight, and `await flush()` before reading back what they wrote.
  */
 export class SiteWriter {
-  private readonly entries: BucketSpill;
   private readonly worker: Worker;
   private batch: Entry[] = [];
   private batchBytes = 0;
@@ -51,30 +78,38 @@ export class SiteWriter {
   private readonly sent: Entry[][] = [];
   private failure: Error | undefined;
   private waiters: (() => void)[] = [];
-  /** Files written (a path written twice counts twice until the manifest is made). */
-  writes = 0;
+  readonly counts: WriteCounts = { written: 0, unchanged: 0, deleted: 0 };
 
   constructor(
     readonly root: string,
-    workDir: string,
+    private readonly files: Database<Buffer, string>,
+    mode: WriteMode,
     private readonly maxInFlight = 32 << 20,
   ) {
-    mkdirSync(root, { recursive: true });
-    this.entries = new BucketSpill(workDir, 'files', 64);
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { root } });
-    this.worker.on('message', (m: { digests?: Uint8Array; bytes?: number; error?: string }) => this.onDone(m));
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { root, mode } });
+    this.worker.on('message', (m: WorkerReply) => this.onDone(m));
     this.worker.on('error', (e) => this.fail(e));
   }
 
-  private onDone(m: { digests?: Uint8Array; bytes?: number; error?: string }): void {
+  private onDone(m: WorkerReply): void {
     const batch = this.sent.shift()!;
     if (m.error !== undefined) return this.fail(new Error(`writing ${this.root}: ${m.error}`));
     const digests = Buffer.from(m.digests!.buffer, m.digests!.byteOffset, m.digests!.byteLength);
-    batch.forEach(([rel, data], i) => {
-      const entry = Buffer.allocUnsafe(40);
-      entry.writeBigUInt64LE(BigInt(data.length), 0);
-      digests.copy(entry, 8, i * 32, i * 32 + 32);
-      this.entries.add(rel, entry);
+    const status = m.status!;
+    this.files.transactionSync(() => {
+      batch.forEach(([rel, data], i) => {
+        if (status[i] === 1) this.counts.unchanged++;
+        else if (status[i] === 2 || status[i] === 3) {
+          if (status[i] === 2) this.counts.deleted++;
+          this.files.remove(rel);
+        } else {
+          const entry = Buffer.allocUnsafe(40);
+          entry.writeBigUInt64LE(BigInt(data!.length), 0);
+          digests.copy(entry, 8, i * 32, i * 32 + 32);
+          this.files.put(rel, entry);
+          this.counts.written++;
+        }
+      });
     });
     this.inFlightBytes -= m.bytes!;
     this.wake();
@@ -91,13 +126,19 @@ export class SiteWriter {
     for (const f of w) f();
   }
 
-  write(rel: string, data: string | Buffer): void {
+  private push(rel: string, data: Uint8Array | null): void {
     if (this.failure) throw this.failure;
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    this.batch.push([rel, buf]);
-    this.batchBytes += buf.length;
-    this.writes++;
+    this.batch.push([rel, data]);
+    this.batchBytes += data?.length ?? 0;
     if (this.batch.length >= 256 || this.batchBytes >= 1 << 20) this.post();
+  }
+
+  write(rel: string, data: string | Buffer): void {
+    this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  delete(rel: string): void {
+    this.push(rel, null);
   }
 
   private post(): void {
@@ -120,7 +161,7 @@ export class SiteWriter {
     return this.waitUntil(() => this.inFlightBytes < this.maxInFlight);
   }
 
-  /** Resolves once everything written so far is on disk. */
+  /** Resolves once everything written so far is on disk and in the manifest database. */
   flush(): Promise<void> {
     this.post();
     return this.waitUntil(() => this.sent.length === 0);
@@ -133,36 +174,42 @@ export class SiteWriter {
   async close(): Promise<void> {
     await this.worker.terminate();
   }
+}
 
-  /**
-   * Writes the manifest, `sha256 size path` per line, to `rel`; returns the
-   * file count (manifest included) and total bytes. Lines are grouped by a
-   * hash of the path and sorted by path within a group: canonical, whatever
-   * the write order, and made one bucket at a time. A path written twice
-   * keeps its last entry.
-   */
-  async writeManifest(rel: string): Promise<{ files: number; bytes: number }> {
-    await this.flush();
-    this.entries.finish();
-    const out = openSync(join(this.root, rel), 'w');
-    let files = 0;
-    let bytes = 0;
-    try {
-      for (let b = 0; b < this.entries.buckets; b++) {
-        const latest = new Map(this.entries.readBucket(b));
-        const lines: string[] = [];
-        for (const path of [...latest.keys()].sort()) {
-          const e = latest.get(path)!;
-          const size = Number(e.readBigUInt64LE(0));
-          lines.push(`${e.subarray(8, 40).toString('hex')} ${size} ${path}\n`);
-          files++;
-          bytes += size;
-        }
-        writeSync(out, lines.join(''));
-      }
-    } finally {
-      closeSync(out);
+interface WorkerReply {
+  digests?: Uint8Array;
+  status?: Uint8Array;
+  bytes?: number;
+  error?: string;
+}
+
+/**
+ * Writes the manifest, `sha256 size path` per line sorted by path, streaming
+ * from the database; returns the file count (manifest included), total bytes
+ * and the manifest's own sha256 (the tree's generation id).
+ */
+export function writeManifest(files: Database<Buffer, string>, path: string): { files: number; bytes: number; sha256: string } {
+  const fd = openSync(path, 'w');
+  const hash = createHash('sha256');
+  let count = 0;
+  let bytes = 0;
+  let chunk: string[] = [];
+  const flushChunk = () => {
+    const buf = Buffer.from(chunk.join(''), 'utf8');
+    writeSync(fd, buf);
+    hash.update(buf);
+    chunk = [];
+  };
+  try {
+    for (const { key, value } of files.getRange()) {
+      const size = Number(value.readBigUInt64LE(0));
+      chunk.push(`${value.subarray(8, 40).toString('hex')} ${size} ${key}\n`);
+      bytes += size;
+      if (++count % 4096 === 0) flushChunk();
     }
-    return { files: files + 1, bytes };
+    flushChunk();
+  } finally {
+    closeSync(fd);
   }
+  return { files: count + 1, bytes, sha256: hash.digest('hex') };
 }

@@ -381,14 +381,19 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     files: files.map((f) => f.name),
     tipWork: sel.tipWork,
     tip: async () => tip,
-    async *mainChain(height: number): AsyncGenerator<SourceBlock> {
+    async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       if (closed) throw new Error(`${describe}: source is closed`);
       if (!Number.isInteger(height) || height < 0) throw new Error(`${describe}: invalid height ${height}`);
       if (height > tip.height) throw aboveTip(height);
-      let h = 0;
-      for await (const { index, raw } of readInOrder(sel.main, height + 1)) {
+      let h = from;
+      for await (const { index, raw } of readInOrder(sel.main.subarray(from), height + 1 - from)) {
         yield { height: h++, hash: tree.hashHex(index), raw };
       }
+    },
+    async hashAt(height: number): Promise<string> {
+      if (!Number.isInteger(height) || height < 0) throw new Error(`${describe}: invalid height ${height}`);
+      if (height > tip.height) throw aboveTip(height);
+      return tree.hashHex(sel.main[height]!);
     },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {
       if (closed) throw new Error(`${describe}: source is closed`);

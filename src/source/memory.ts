@@ -27,9 +27,13 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
     async tip(): Promise<ChainTip> {
       return { height: tipHeight, hash: mainHashes[tipHeight]! };
     },
-    async *mainChain(height: number): AsyncIterable<SourceBlock> {
+    async *mainChain(height: number, from = 0): AsyncIterable<SourceBlock> {
       if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
-      for (let h = 0; h <= height; h++) yield { height: h, hash: mainHashes[h]!, raw: main[h]!.raw };
+      for (let h = from; h <= height; h++) yield { height: h, hash: mainHashes[h]!, raw: main[h]!.raw };
+    },
+    async hashAt(height: number): Promise<string> {
+      if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
+      return mainHashes[height]!;
     },
     async *offChain(height: number): AsyncIterable<OffChainBlock> {
       for (const b of blocks) {

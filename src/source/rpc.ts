@@ -392,7 +392,12 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     warnings,
     call,
     tip,
-    async *mainChain(height: number): AsyncGenerator<SourceBlock> {
+    async hashAt(height: number): Promise<string> {
+      if (!Number.isInteger(height) || height < 0) throw new Error(`${description}: invalid height ${height}`);
+      await aboveTip(height);
+      return call<string>('getblockhash', [height]);
+    },
+    async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       if (closed) throw new Error(`${description}: source is closed`);
       if (!Number.isInteger(height) || height < 0) throw new Error(`${description}: invalid height ${height}`);
       await aboveTip(height);
@@ -400,7 +405,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       const ours = Buffer.alloc((height + 1) * 32);
       let avgSize = 0;
       let sizeSamples = 0;
-      let scheduled = 0; // next height to schedule
+      let scheduled = from; // next height to schedule
       const queue: Promise<Chunk>[] = [];
       const fetchChunk = async (from: number, to: number): Promise<Chunk> => {
         const heights: unknown[][] = [];

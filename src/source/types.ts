@@ -35,10 +35,13 @@ export interface ChainSource {
   /** The best chain's tip as the source sees it now. */
   tip(): Promise<ChainTip>;
   /**
-   * Main-chain blocks 0..height in height order. Throws when height is above
-   * the tip (naming the tip height) or when the chain changes underneath.
+   * Main-chain blocks from..height (from defaults to 0) in height order.
+   * Throws when height is above the tip (naming the tip height) or when the
+   * chain changes underneath.
    */
-  mainChain(height: number): AsyncIterable<SourceBlock>;
+  mainChain(height: number, from?: number): AsyncIterable<SourceBlock>;
+  /** Hash of the main-chain block at a height (display hex), without its body. */
+  hashAt(height: number): Promise<string>;
   /** Side-branch and orphan blocks known to the source (for `height`: those not on the main chain up to it). */
   offChain(height: number): AsyncIterable<OffChainBlock>;
   /** Problems found and worked around (skipped junk, duplicates...): one line each, naming file and offset. */
