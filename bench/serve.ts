@@ -1,113 +1,223 @@
 /**
  * `npm run bench:serve`: loopback load test of `snapshot serve` (no external tool needed).
- * Writes a test tree (or serves BENCH_DIR), then runs keep-alive node:http clients for a
- * bounded time and request count over a mix of tx, block, address and name-variant requests
- * (plus misses), and prints req/s and p50/p99 latency.
- *   BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 64), BENCH_MAX_REQUESTS (default 2e6)
+ *
+ * Builds the demo chain into a temp dir with `buildSnapshot` (or serves BENCH_DIR), derives the
+ * request mix from the built tree's `_manifest.json` (every tx and block file in all three
+ * formats, every address, every name in all 64 query variants; some hashes upper-cased, some
+ * names in their natural percent-encoded spelling, a few misses), starts the server in a child
+ * process (its own event loop and core) and drives it from raw keep-alive sockets for a bounded
+ * time and request count. Prints req/s, p50/p99 latency and the CPU time of both processes, so
+ * a saturated load generator is visible (on 2 cores the generator takes the other one).
+ *
+ *   BENCH_SECONDS (default 10)        BENCH_CONNECTIONS (default 32)
+ *   BENCH_PIPELINE (default 1: one request in flight per connection; >1 pipelines)
+ *   BENCH_MAX_REQUESTS (default 2e6)  BENCH_DIR (serve an existing tree instead of the demo)
+ *   BENCH_NO_CACHE=1 (server without its in-memory file cache: every file through sirv)
+ *   BENCH_SERVER_NODE_ARGS (extra node flags for the server process, e.g. --cpu-prof)
  */
 import { fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALL_NAME_VARIANTS, WITH_FLAGS, encodeNamePath } from '../src/site/layout.js';
+import { WITH_FLAGS, decodeNamePathBytes } from '../src/site/layout.js';
 import { startServer } from '../src/serve/server.js';
-import { writeTestTree } from '../test/site-tree.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const pipeline = Math.max(1, Number(process.env.BENCH_PIPELINE ?? 1));
 const maxRequests = Number(process.env.BENCH_MAX_REQUESTS ?? 2_000_000);
 
 if (process.argv[2] === '--server') {
-  // Child: the server under test, in its own process (own event loop and core).
-  const server = await startServer({ dir: process.argv[3]!, port: 0 });
-  process.send!(server.url);
-  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+  // Child: the server under test.
+  const server = await startServer({ dir: process.argv[3]!, port: 0, ...(process.env.BENCH_NO_CACHE ? { cache: false } : {}) });
+  process.send!({ url: server.url });
+  process.on('message', (m) => {
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() });
+  });
+  process.on('disconnect', () => void server.close(100).then(() => process.exit(0)));
 } else {
   await main();
 }
 
+/** Deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Percent-encodes name bytes as a client would (unreserved and '/' kept). */
+function natural(name: Uint8Array): string {
+  let s = '';
+  for (const b of name) {
+    const c = String.fromCharCode(b);
+    s += /[A-Za-z0-9_~-]/.test(c) || b === 0x2f || (b === 0x2e && s !== '' && !s.endsWith('/')) ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return s;
+}
+
+interface Mix {
+  targets: string[];
+  counts: Record<string, number>;
+}
+
+/** The request mix, from the files the build wrote. */
+function requestMix(dir: string): Mix {
+  const rand = prng(42);
+  const targets: string[] = [];
+  const counts: Record<string, number> = {};
+  const add = (kind: string, t: string) => {
+    targets.push(t);
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  };
+  for (const line of readFileSync(join(dir, '_manifest.json'), 'utf8').split('\n')) {
+    const path = line.split(' ')[2];
+    if (!path) continue;
+    let m: RegExpExecArray | null;
+    if ((m = /^(tx|block)\/([0-9a-f]{64})\.(json|bin|hex)$/.exec(path))) {
+      add(m[1]!, `/${m[1]}/${rand() < 0.2 ? m[2]!.toUpperCase() : m[2]}.${m[3]}`);
+    } else if ((m = /^address\/(\w+)\.json$/.exec(path))) {
+      add('address', `/${path}`);
+    } else if ((m = /^(?:v\/([a-z_-]+)\/)?name\/(.+)\.json$/.exec(path))) {
+      const keys = (m[1] ?? '').split('-').filter(Boolean);
+      const query = keys.map((k) => (k === 'history' ? k : `with_${k}`));
+      if (rand() < 0.5) query.reverse();
+      if (query.length === 6 && rand() < 0.5) query.splice(1, 5, 'with_all');
+      const bytes = decodeNamePathBytes(m[2]!);
+      const name = bytes && rand() < 0.3 ? natural(bytes) : m[2]!;
+      add('name', `/name/${name}.json${query.length ? '?' + query.join('&') : ''}`);
+    } else if (path === 'stats.json') {
+      add('stats', '/stats.json');
+    }
+  }
+  for (let i = 0; i < 20; i++) {
+    add('miss', `/tx/${i.toString(16).padStart(64, '0')}.json`);
+    add('miss', `/name/d/missing-${i}.json?history&with_${WITH_FLAGS[i % 5]}`);
+  }
+  // Shuffle so every connection sees the whole mix.
+  for (let i = targets.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [targets[i], targets[j]] = [targets[j]!, targets[i]!];
+  }
+  return { targets, counts };
+}
+
 async function main(): Promise<void> {
-const tree = await writeTestTree({ hosts: [] });
-const child = fork(fileURLToPath(import.meta.url), ['--server', tree.dir], { execArgv: ['--import', 'tsx'] });
-const serverUrl = await new Promise<string>((ok) => child.once('message', (m) => ok(String(m))));
+  let dir = process.env.BENCH_DIR;
+  let tmp: string | undefined;
+  if (!dir) {
+    const { buildSnapshot } = await import('../src/site/build.js');
+    const { demoSource } = await import('../src/site/demo-source.js');
+    const { Progress } = await import('../src/site/progress.js');
+    tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
+    dir = join(tmp, 'out');
+    const silent = { write: () => true } as unknown as NodeJS.WriteStream;
+    await buildSnapshot({ source: demoSource(), outDir: dir, hosts: [], progress: new Progress(silent, false) });
+  }
+  const { targets, counts } = requestMix(dir);
+  const requests = targets.map((t) => Buffer.from(`GET ${t} HTTP/1.1\r\nHost: bench\r\n\r\n`, 'latin1'));
 
-const targets: string[] = [];
-for (const id of tree.txids) for (const ext of ['json', 'bin', 'hex']) targets.push(`/tx/${id}.${ext}`);
-for (const id of tree.blocks) for (const ext of ['json', 'bin', 'hex']) targets.push(`/block/${id}.${ext}`);
-for (const a of tree.addresses) targets.push(`/address/${a}.json`);
-for (const n of tree.names.slice(0, 3)) {
-  const enc = encodeNamePath(n);
-  ALL_NAME_VARIANTS.forEach((v, i) => {
-    if (i % 4) return;
-    const q = [...(v.history ? ['history'] : []), ...WITH_FLAGS.filter((f) => v.with.has(f)).map((f) => `with_${f}`)].join('&');
-    targets.push(`/name/${enc}.json${q ? '?' + q : ''}`);
+  const child = fork(fileURLToPath(import.meta.url), ['--server', dir], {
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
   });
-}
-targets.push('/stats.json', `/tx/${'00'.repeat(32)}.json`, '/name/d/missing.json?history');
-
-const { hostname, port } = new URL(serverUrl);
-const latencies: number[] = [];
-const statuses = new Map<number, number>();
-let sent = 0;
-let deadline = 0;
-
-/**
- * One keep-alive connection over a raw socket (node:http's client costs more CPU than the
- * server under test): send a request, parse status + Content-Length, read the body, repeat.
- */
-function connection(first: number, bounded: boolean): Promise<void> {
-  return new Promise((done, fail) => {
-    const sock = net.connect(Number(port), hostname);
-    sock.setNoDelay(true);
-    let i = first;
-    let buf = Buffer.alloc(0);
-    let t0 = 0;
-    let stop = false;
-    const next = () => {
-      if ((bounded && (performance.now() >= deadline || sent >= maxRequests)) || (!bounded && i - first >= targets.length)) {
-        stop = true;
-        sock.end();
-        return;
-      }
-      sent++;
-      t0 = performance.now();
-      sock.write(`GET ${targets[i++ % targets.length]} HTTP/1.1\r\nHost: bench\r\n\r\n`);
-    };
-    sock.on('data', (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        const m = /\r\ncontent-length: *(\d+)/i.exec(head);
-        const total = end + 4 + (m ? Number(m[1]) : 0);
-        if (buf.length < total) return;
-        const status = Number(head.slice(9, 12));
-        buf = buf.subarray(total);
-        latencies.push(performance.now() - t0);
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-        next();
-      }
+  const serverUrl = await new Promise<string>((ok) => child.once('message', (m) => ok((m as { url: string }).url)));
+  const serverCpu = () =>
+    new Promise<NodeJS.CpuUsage>((ok) => {
+      child.once('message', (m) => ok((m as { cpu: NodeJS.CpuUsage }).cpu));
+      child.send('cpu');
     });
-    sock.on('connect', next);
-    sock.on('close', () => (stop ? done() : fail(new Error('connection closed early'))));
-    sock.on('error', fail);
-  });
-}
+  const { hostname, port } = new URL(serverUrl);
 
-// Warm-up, then the measured run.
-await connection(0, false);
-latencies.length = 0;
-statuses.clear();
-const start = performance.now();
-deadline = start + seconds * 1000;
-await Promise.all(Array.from({ length: connections }, (_, k) => connection(k * 7, true)));
-const elapsed = (performance.now() - start) / 1000;
-child.disconnect();
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  let deadline = 0;
+  const CL = Buffer.from('\r\nContent-Length: ');
 
-latencies.sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
-console.log(`snapshot serve: ${latencies.length} requests in ${elapsed.toFixed(1)} s over ${connections} keep-alive connections, ${targets.length} distinct targets`);
-console.log(`  ${Math.round(latencies.length / elapsed)} req/s   p50 ${pct(50)} ms   p99 ${pct(99)} ms   max ${latencies[latencies.length - 1]!.toFixed(1)} ms`);
-console.log(`  statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
-console.log('  (server in a child process; the load generator shares the machine\'s cores)');
+  /**
+   * One keep-alive connection over a raw socket (node:http's client costs more CPU than the
+   * server under test). Keeps `depth` requests in flight (1 = request, response, request...),
+   * parses status and Content-Length in place and skips the body.
+   */
+  function connection(first: number, bounded: boolean, depth: number): Promise<void> {
+    return new Promise((done, fail) => {
+      const sock = net.connect(Number(port), hostname);
+      sock.setNoDelay(true);
+      let i = first;
+      let buf: Buffer | undefined;
+      const sentAt: number[] = [];
+      let stop = false;
+      const more = () => !(bounded ? performance.now() >= deadline || sent >= maxRequests : i - first >= requests.length);
+      const fill = () => {
+        if (stop) return;
+        const batch: Buffer[] = [];
+        const now = performance.now();
+        while (sentAt.length < depth && more()) {
+          sent++;
+          sentAt.push(now);
+          batch.push(requests[i++ % requests.length]!);
+        }
+        if (batch.length) sock.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch));
+        else if (sentAt.length === 0) {
+          stop = true;
+          sock.end();
+        }
+      };
+      sock.on('data', (chunk: Buffer) => {
+        buf = buf ? Buffer.concat([buf, chunk]) : chunk;
+        let pos = 0;
+        const now = performance.now();
+        for (;;) {
+          const end = buf.indexOf('\r\n\r\n', pos);
+          if (end < 0) break;
+          const cl = buf.indexOf(CL, pos);
+          let len = 0;
+          if (cl >= 0 && cl < end) for (let k = cl + CL.length; buf[k]! >= 0x30 && buf[k]! <= 0x39; k++) len = len * 10 + buf[k]! - 0x30;
+          const total = end + 4 + len;
+          if (buf.length < total) break;
+          const status = (buf[pos + 9]! - 0x30) * 100 + (buf[pos + 10]! - 0x30) * 10 + (buf[pos + 11]! - 0x30);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          latencies.push(now - sentAt.shift()!);
+          pos = total;
+        }
+        buf = pos === buf.length ? undefined : buf.subarray(pos);
+        fill();
+      });
+      sock.on('connect', fill);
+      sock.on('close', () => (stop ? done() : fail(new Error('connection closed early'))));
+      sock.on('error', fail);
+    });
+  }
+
+  // Warm-up (every target once, fills the server's cache), then the measured run.
+  await connection(0, false, 1);
+  latencies.length = 0;
+  statuses.clear();
+  const cpu0 = process.cpuUsage();
+  const srv0 = await serverCpu();
+  const start = performance.now();
+  deadline = start + seconds * 1000;
+  await Promise.all(Array.from({ length: connections }, (_, k) => connection(k * 37, true, pipeline)));
+  const elapsed = (performance.now() - start) / 1000;
+  const cpu1 = process.cpuUsage(cpu0);
+  const srv1 = await serverCpu();
+  child.disconnect();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+
+  const pctCore = (c: { user: number; system: number }) => `${Math.round((c.user + c.system) / 1e4 / elapsed)}%`;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
+  const mix = Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ');
+  console.log(`snapshot serve${process.env.BENCH_NO_CACHE ? ' (no cache)' : ''}: ${latencies.length} requests in ${elapsed.toFixed(1)} s, ${connections} keep-alive connections × ${pipeline} in flight`);
+  console.log(`  mix: ${targets.length} distinct targets (${mix})`);
+  console.log(`  ${Math.round(latencies.length / elapsed)} req/s   p50 ${pct(50)} ms   p99 ${pct(99)} ms   max ${latencies[latencies.length - 1]!.toFixed(1)} ms`);
+  console.log(`  statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+  console.log(
+    `  CPU (100% = one core): server ${pctCore({ user: srv1.user - srv0.user, system: srv1.system - srv0.system })}, load generator ${pctCore(cpu1)} (same machine)`,
+  );
 }

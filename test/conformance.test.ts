@@ -1,22 +1,46 @@
 /**
- * Conformance: one table of requests (every endpoint, all 64 name query forms in several
- * spellings, canonical and natural names, upper-case hashes, every error case, hostile raw
- * targets) with expected status, content type, cache policy and body, run against
- *   (a) the node server (`snapshot serve`),
+ * Conformance: one table of requests derived from a built tree (every endpoint, all 64 name
+ * query forms in several spellings, canonical and natural names, upper-case hashes, every error
+ * case, hostile raw targets) with expected status, content type, cache policy and body, run
+ * against
+ *   (a) the node server (`snapshot serve`; also compared header for header with the server
+ *       running without its file cache, i.e. everything through sirv),
  *   (b) real nginx with the generated config (proxying what it cannot answer to (a)),
  *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process.
  * Every front end must return the same bytes. Edge runtimes only ever see URLs the platform has
  * already parsed (WHATWG: dot segments resolved, '\' → '/'), so for targets that parsing changes
  * they must match the node server's answer for the parsed target.
+ *
+ * Trees: the demo chain built once with `buildSnapshot` (its names with '/', '..', '%', '?',
+ * spaces, '~' and non-UTF-8 bytes), a second build with a small address cap (capped address
+ * documents → 500), and a small synthetic tree for what the demo lacks (NUL bytes in names,
+ * 255-byte names stored under their hash, static files). nginx runs are skipped when nginx is
+ * not installed (.ci/run installs it).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as bitcoin from 'bitcoinjs-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_NAME_VARIANTS, WITH_FLAGS, encodeNamePath, isCanonicalNamePath, namePath, variantKey, type NameVariant } from '../src/site/layout.js';
+import {
+  ALL_NAME_VARIANTS,
+  SITE_INFO_PATH,
+  WITH_FLAGS,
+  decodeNamePathBytes,
+  encodeNamePath,
+  isCanonicalNamePath,
+  namePath,
+  variantFromQuery,
+  variantKey,
+  type NameVariant,
+  type SiteInfo,
+} from '../src/site/layout.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { demoSource } from '../src/site/demo-source.js';
+import { Progress } from '../src/site/progress.js';
 import { nginxConfig } from '../src/site/hosts/nginx.js';
 import { CLOUDFLARE_WORKER } from '../src/site/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/site/hosts/netlify.js';
@@ -74,7 +98,51 @@ function spellings(v: NameVariant, i: number): string[] {
   return out;
 }
 
-function buildTable(t: TestTree): Row[] {
+/** A tree under test and what the table derives from it. */
+interface Tree {
+  label: string;
+  dir: string;
+  info: SiteInfo;
+  /** Names with files (bytes); derived from the name/ paths for built trees. */
+  names: Buffer[];
+  /** Name spelled in every query form and spelling (all 64 × several). */
+  richName?: Buffer;
+  /** Only the address rows (a second build of the same chain with a small cap). */
+  addressesOnly?: boolean;
+}
+
+/** Relative paths of every file below `dir`. */
+function listFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(dir, rel), { withFileTypes: true })) {
+    const p = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...listFiles(dir, p));
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Names of a built tree, from its `name/<enc>.json` files. */
+function namesOf(files: string[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (const f of files) {
+    const m = /^name\/(.+)\.json$/.exec(f);
+    const bytes = m ? decodeNamePathBytes(m[1]!) : undefined;
+    if (bytes) out.push(Buffer.from(bytes));
+  }
+  return out;
+}
+
+/** Name bytes as the router's error text renders them (UTF-8, else Latin-1). */
+function nameLabel(name: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(name);
+  } catch {
+    return name.toString('latin1');
+  }
+}
+
+function buildTable(t: Tree): Row[] {
   const rows: Row[] = [];
   const seen = new Set<string>();
   const push = (r: Row) => {
@@ -84,22 +152,48 @@ function buildTable(t: TestTree): Row[] {
   const ok = (target: string, file: string, type: string, cache: string, status = 200) =>
     push({ target, status, type, cache, body: readFileSync(join(t.dir, file)) });
   const err = (target: string, status: number, message: string) => push(errRow(target, status, message));
+  const files = listFiles(t.dir);
+  const ids = (kind: string) => files.map((f) => new RegExp(`^${kind}/([0-9a-f]{64})\\.json$`).exec(f)?.[1]).filter((x): x is string => x !== undefined);
+  const addresses = files.map((f) => /^address\/(\w+)\.json$/.exec(f)?.[1]).filter((x): x is string => x !== undefined);
+  const capped = new Set(t.info.cappedAddresses);
+
+  // Addresses: every one (capped ones answer their document with 500), bech32 in upper case.
+  for (const a of addresses) {
+    const status = capped.has(a) ? 500 : 200;
+    ok(`/address/${a}.json`, `address/${a}.json`, JSON_T, SHORT, status);
+    if (a.startsWith('ncrt1')) ok(`/address/${a.toUpperCase()}.json`, `address/${a}.json`, JSON_T, SHORT, status);
+  }
+  const unknown = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x6f);
+  err(`/address/${unknown}.json`, 404, `Address ${unknown} not found.`);
+  const unknownBech = bitcoin.address.toBech32(Buffer.alloc(20, 7), 0, 'ncrt');
+  err(`/address/${unknownBech}.json`, 404, `Address ${unknownBech} not found.`);
+  const mainnet = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x00);
+  err(`/address/${mainnet}.json`, 404, `Address ${mainnet} is invalid.`);
+  err(`/address/${addresses[0]!.slice(0, -1)}x.json`, 404, `Address ${addresses[0]!.slice(0, -1)}x is invalid.`);
+  err('/address/foo.json', 404, 'Address foo is invalid.');
+  err(`/address/${addresses[0]}.bin`, 404, 'Not found.');
+  err(`/address/${addresses[0]}`, 404, 'Not found.');
+  if (t.addressesOnly) return rows;
 
   ok('/stats.json', 'stats.json', JSON_T, SHORT);
   ok('/stats.json?x=1', 'stats.json', JSON_T, SHORT);
-  for (const [kind, ids, label] of [['tx', t.txids, 'Tx'], ['block', t.blocks, 'Block']] as const) {
-    for (const id of ids) {
+  for (const [kind, label] of [['tx', 'Tx'], ['block', 'Block']] as const) {
+    ids(kind).forEach((id, i) => {
       for (const [ext, type, cache] of [['json', JSON_T, SHORT], ['bin', BIN_T, LONG], ['hex', HEX_T, LONG]] as const) {
         ok(`/${kind}/${id}.${ext}`, `${kind}/${id}.${ext}`, type, cache);
-        ok(`/${kind}/${id.toUpperCase()}.${ext}`, `${kind}/${id}.${ext}`, type, cache);
-        ok(`/${kind}/${id.slice(0, 32).toUpperCase()}${id.slice(32)}.${ext}?foo`, `${kind}/${id}.${ext}`, type, cache);
+        if (i % 4 === 0) ok(`/${kind}/${id.toUpperCase()}.${ext}`, `${kind}/${id}.${ext}`, type, cache);
+        if (i % 4 === 1) ok(`/${kind}/${id.slice(0, 32).toUpperCase()}${id.slice(32)}.${ext}?foo`, `${kind}/${id}.${ext}`, type, cache);
       }
-      err(`/${kind}/${id}.xml`, 404, 'Not found.');
-      err(`/${kind}/${id}`, 404, 'Not found.');
-      err(`/${kind}/${id}.json/x`, 404, 'Not found.');
-    }
+      if (i % 16 === 0) {
+        err(`/${kind}/${id}.xml`, 404, 'Not found.');
+        err(`/${kind}/${id}`, 404, 'Not found.');
+        err(`/${kind}/${id}.json/x`, 404, 'Not found.');
+        err(`/${kind}/${id.slice(1)}.json`, 404, `${label} ${id.slice(1)} not found.`);
+      }
+    });
     const missing = 'AB'.repeat(32);
     for (const ext of ['json', 'bin', 'hex']) err(`/${kind}/${missing}.${ext}`, 404, `${label} ${missing} not found.`);
+    err(`/${kind}/${'ab'.repeat(32)}.json`, 404, `${label} ${'ab'.repeat(32)} not found.`);
     err(`/${kind}/xyz.json`, 404, `${label} xyz not found.`);
     err(`/${kind}/%41b.json`, 404, `${label} Ab not found.`);
     err(`/${kind}/%22%5C.hex`, 404, `${label} "\\ not found.`);
@@ -107,65 +201,67 @@ function buildTable(t: TestTree): Row[] {
     err(`/${kind}/.json`, 404, 'Not found.');
     err(`/${kind}/`, 404, 'Not found.');
   }
-  for (const a of t.addresses) ok(`/address/${a}.json`, `address/${a}.json`, JSON_T, SHORT);
-  ok(`/address/${t.bech32.toUpperCase()}.json`, `address/${t.bech32}.json`, JSON_T, SHORT);
-  ok(`/address/${t.capped}.json`, `address/${t.capped}.json`, JSON_T, SHORT, 500);
-  const unknown = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x6f);
-  err(`/address/${unknown}.json`, 404, `Address ${unknown} not found.`);
-  const mainnet = bitcoin.address.toBase58Check(Buffer.alloc(20, 7), 0x00);
-  err(`/address/${mainnet}.json`, 404, `Address ${mainnet} is invalid.`);
-  err(`/address/${t.addresses[0]!.slice(0, -1)}x.json`, 404, `Address ${t.addresses[0]!.slice(0, -1)}x is invalid.`);
-  err('/address/foo.json', 404, 'Address foo is invalid.');
-  err(`/address/${t.addresses[0]}.bin`, 404, 'Not found.');
-  err(`/address/${t.addresses[0]}`, 404, 'Not found.');
 
   t.names.forEach((name, ni) => {
     const enc = encodeNamePath(name);
+    const rich = t.richName?.equals(name) ?? false;
     ALL_NAME_VARIANTS.forEach((v, vi) => {
       const file = namePath(name, v);
-      for (const q of spellings(v, vi)) ok(`/name/${enc}.json${q}`, file, JSON_T, SHORT);
-      if ((vi + ni) % 4 === 0 && !name.includes(0)) {
-        ok(`/name/${natural(name)}.json${spellings(v, vi)[0]}`, file, JSON_T, SHORT);
-        ok(`/name/${natural(name, false)}.json${spellings(v, vi)[1]}`, file, JSON_T, SHORT);
+      const sp = spellings(v, vi);
+      for (const q of rich ? sp : [sp[0]!, ...(vi % 8 === ni % 8 ? sp.slice(1) : [])]) ok(`/name/${enc}.json${q}`, file, JSON_T, SHORT);
+      if ((rich || (vi + ni) % 4 === 0) && !name.includes(0)) {
+        ok(`/name/${natural(name)}.json${sp[0]}`, file, JSON_T, SHORT);
+        ok(`/name/${natural(name, false)}.json${sp[1]}`, file, JSON_T, SHORT);
       }
     });
+    if (!name.includes(0)) {
+      // Every byte escaped, lower-case hex.
+      ok(`/name/${[...name].map((b) => '%' + b.toString(16).padStart(2, '0')).join('')}.json?with_rawtx`, namePath(name, variantFromQuery('with_rawtx')), JSON_T, SHORT);
+    }
   });
-  ok('/name/d/my.site.json?with_height', namePath(Buffer.from('d/my.site'), { history: false, with: new Set(['height']) }), JSON_T, SHORT);
-  ok('/name/d%2fbitcoin%2Ejson', 'name/d/bitcoin.json', JSON_T, SHORT);
   err('/name/d/nope.json', 404, 'Name d/nope not found.');
   err('/name/d/nope.json?history&with_all', 404, 'Name d/nope not found.');
   err('/name/%64/nope.json', 404, 'Name d/nope not found.');
   err('/name/x~41.json', 404, 'Name x~41 not found.');
   err('/name/x~7E41.json', 404, 'Name x~41 not found.');
-  err('/name/caf%C3%A9.json', 404, 'Name caf\u00e9 not found.');
+  err('/name/caf%C3%A9-nope.json', 404, 'Name caf\u00e9-nope not found.');
   err('/name/%FF%01.json', 404, 'Name \u00ff\u0001 not found.');
+  err('/name/d/%FF%FE%FD.json', 404, 'Name d/\u00ff\u00fe\u00fd not found.');
   err('/name/%FF%00.json', 400, 'Bad request.');
   err('/name/a%2F..%2Fb.json', 400, 'Bad request.');
   err('/name/..%2F..%2Fetc%2Fpasswd.json', 400, 'Bad request.');
-  err('/name/...json', 404, 'Name .. not found.');
-  err('/name/~2E..json', 404, 'Name .. not found.');
   err('/name/~2E~2E.json', 404, 'Name ~2E~2E not found.');
   err('/name/a//b.json', 404, 'Name a//b not found.');
-  err('/name/d/bitcoin', 404, 'Not found.');
-  err('/name/d/bitcoin.xml', 404, 'Not found.');
+  err('/name/d/nope', 404, 'Not found.');
+  err('/name/d/nope.xml', 404, 'Not found.');
+  err('/name/.json', 404, 'Name  not found.');
 
-  ok('/', 'index.html', 'text/html; charset=utf-8', SHORT);
-  ok('/index.html', 'index.html', 'text/html; charset=utf-8', SHORT);
-  ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
-  for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/v/history/name/d/bitcoin.json', `/${NETLIFY_FUNCTION}`, `/${CLOUDFLARE_WORKER}`,
-    '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden', '/stats.json/x', '/%73tats.json2', '/tx', '/name']) {
+  if (files.includes('index.html')) {
+    ok('/', 'index.html', 'text/html; charset=utf-8', SHORT);
+    ok('/index.html', 'index.html', 'text/html; charset=utf-8', SHORT);
+  } else {
+    err('/', 404, 'Not found.');
+    err('/index.html', 404, 'Not found.');
+  }
+  if (files.includes('assets/app.js')) ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
+  const firstName = t.names[0] ? encodeNamePath(t.names[0]) : 'd/x';
+  for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/errors/bad-request.json', `/v/history/name/${firstName}.json`, `/${NETLIFY_FUNCTION}`,
+    `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/serve/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
+    '/stats.json/x', '/%73tats.json2', '/tx', '/name', '/address', '/block/']) {
     err(p, 404, 'Not found.');
   }
   // Hostile raw targets.
-  for (const p of ['/tx/../stats.json', '/name/../_site.json', '/%2e%2e/_site.json', '/tx/%2E%2E/%2e%2e/etc/passwd', '/./stats.json', '/name/d/./bitcoin.json',
-    '/tx\\..\\stats.json', '/a%zz', '/..%2f..%2fetc%2fpasswd', '/%2e%2e%2f_site.json', '/%00', '/tx/%C0%AE%C0%AE%2f%00.json', '/a%', '/a%4', `/name/%GG.json`, '/name/d/%E0%A4%A.json']) {
+  for (const p of ['/tx/../stats.json', '/name/../_site.json', '/%2e%2e/_site.json', '/tx/%2E%2E/%2e%2e/etc/passwd', '/./stats.json', `/name/${firstName.replace('/', '/./')}.json`,
+    '/tx\\..\\stats.json', '/a%zz', '/..%2f..%2fetc%2fpasswd', '/%2e%2e%2f_site.json', '/%00', '/tx/%C0%AE%C0%AE%2f%00.json', '/a%', '/a%4', `/name/%GG.json`, '/name/d/%E0%A4%A.json',
+    '/name/..', '/name/%2e.json/..']) {
     err(p, 400, 'Bad request.');
   }
   err(`/tx/${'a'.repeat(9000)}.json`, 414, 'URI too long.');
   err(`/name/${'a'.repeat(5000)}.json`, 414, 'URI too long.');
-  for (const p of ['//etc/passwd', '/%C0%AE%C0%AE/_site.json', '/errors%2ftx.json', '/_site%2Ejson', '/v%2Fhistory/name/d/bitcoin.json']) {
+  for (const p of ['//etc/passwd', '/%C0%AE%C0%AE/_site.json', '/errors%2ftx.json', '/_site%2Ejson', '/v%2Fhistory/name/d/bitcoin.json', '/%5Fsite.json']) {
     err(p, 404, 'Not found.');
   }
+  err('/address/..%5C..%5C_site.json', 404, 'Address ..\\..\\_site is invalid.');
   err('/tx/%C0%AE%C0%AE%2f%01.json', 404, 'Not found.');
   err('/tx/%C0%AE%C0%AE.json', 404, 'Tx \u00c0\u00ae\u00c0\u00ae not found.');
   return rows;
@@ -194,6 +290,7 @@ async function fromResponse(r: Response): Promise<Got> {
 }
 
 function check(front: string, row: Row, got: Got): void {
+  if (got.status === row.status && got.type === row.type && got.cache === row.cache && got.cors === '*' && got.body.equals(row.body)) return;
   const label = `${front} ${row.target.slice(0, 120)}`;
   expect({ status: got.status, type: got.type, cache: got.cache, cors: got.cors, body: got.body.toString('latin1') }, label).toEqual({
     status: row.status,
@@ -232,9 +329,9 @@ const HAVE_NGINX = spawnSync('sh', ['-c', 'command -v nginx || test -x /usr/sbin
 const NGINX_BIN = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 if (!HAVE_NGINX) console.warn('nginx is not installed: the nginx conformance runs are skipped (apt-get install nginx-light)');
 
-async function startNginx(t: TestTree, upstream: string | undefined): Promise<{ url: string; prefix: string; proc: ChildProcess; stop: () => Promise<void> }> {
+async function startNginx(t: { dir: string; info: SiteInfo }, upstream: string | undefined): Promise<{ url: string; prefix: string; proc: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
-  const prefix = join(t.dir, '..', `nginx-${port}`);
+  const prefix = join(dirname(t.dir), `nginx-${port}`);
   mkdirSync(join(prefix, 'logs'), { recursive: true });
   const snippet = nginxConfig({ root: t.dir, listen: `127.0.0.1:${port}`, upstream, info: t.info });
   writeFileSync(join(prefix, 'snapshot.conf'), snippet);
@@ -283,97 +380,182 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R
   return out;
 }
 
-describe('conformance', () => {
-  let t: TestTree;
-  let rows: Row[];
-  let node: RunningServer;
-  const nodeGot = new Map<string, Got>();
+const silent = new Progress({ write: () => true } as unknown as NodeJS.WriteStream, false);
 
-  beforeAll(async () => {
-    t = await writeTestTree();
-    rows = buildTable(t);
-    node = await startServer({ dir: t.dir, port: 0 });
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+/** Demo-chain builds shared by the suites below: the default one and one with a small address cap. */
+let built: Promise<{ root: string; demo: string; capped: string }> | undefined;
+function buildDemoTrees(): Promise<{ root: string; demo: string; capped: string }> {
+  built ??= (async () => {
+    const root = mkdtempSync(join(tmpdir(), 'conformance-'));
+    chmodSync(root, 0o755); // nginx workers run as an unprivileged user
+    const demo = join(root, 'demo');
+    const capped = join(root, 'capped');
+    await Promise.all([
+      buildSnapshot({ source: demoSource(), outDir: demo, progress: silent }),
+      buildSnapshot({ source: demoSource(), outDir: capped, progress: silent, maxAddressTxouts: 3 }),
+    ]);
+    return { root, demo, capped };
+  })();
+  return built;
+}
 
-  it('table covers every endpoint and all 64 name variants', () => {
-    expect(rows.length).toBeGreaterThan(1400);
-    const keys = new Set(rows.filter((r) => r.target.startsWith('/name/') && r.status === 200).map((r) => JSON.parse(r.body.toString()).variant));
-    expect(keys.size).toBe(64);
-    expect(new Set(rows.map((r) => r.target)).size).toBe(rows.length);
-  });
+/** Names the demo chain must have, with '/' and hostile bytes (see src/chain/demo.ts). */
+const DEMO_NAMES = ['d/history', '/lead', 'trail/', '..', 'd/100%', 'd/what?', 'd/with space', '~tilde', 'id/json', 'd/a/b'].map((n) => Buffer.from(n));
+const NON_UTF8_NAME = Buffer.from([0x64, 0x2f, 0xff, 0xfe]);
 
-  it('(a) node server', async () => {
-    const got = await mapLimit(rows, 16, (r) => rawRequest(node.url, r.target));
-    rows.forEach((row, i) => {
-      check('node', row, fromRaw(got[i]!));
-      nodeGot.set(row.target, fromRaw(got[i]!));
+function readInfo(dir: string): SiteInfo {
+  return JSON.parse(readFileSync(join(dir, SITE_INFO_PATH), 'utf8')) as SiteInfo;
+}
+
+const SUITES: { label: string; tree: () => Promise<Tree> }[] = [
+  {
+    label: 'demo chain build',
+    tree: async () => {
+      const { demo } = await buildDemoTrees();
+      const names = namesOf(listFiles(demo));
+      return { label: 'demo', dir: demo, info: readInfo(demo), names, richName: Buffer.from('d/history') };
+    },
+  },
+  {
+    label: 'demo chain build with maxAddressTxouts 3 (capped addresses)',
+    tree: async () => {
+      const { capped } = await buildDemoTrees();
+      return { label: 'capped', dir: capped, info: readInfo(capped), names: [], addressesOnly: true };
+    },
+  },
+  {
+    label: 'synthetic tree (NUL bytes and 255-byte names, static files, base58/bech32/capped)',
+    tree: async () => {
+      const t: TestTree = await writeTestTree();
+      return { label: 'synthetic', dir: t.dir, info: t.info, names: t.names };
+    },
+  },
+];
+
+for (const suite of SUITES) {
+  describe(`conformance: ${suite.label}`, () => {
+    let t: Tree;
+    let rows: Row[];
+    let node: RunningServer;
+    const nodeGot = new Map<string, Got>();
+
+    beforeAll(async () => {
+      t = await suite.tree();
+      rows = buildTable(t);
+      node = await startServer({ dir: t.dir, port: 0 });
     });
-  });
+    afterAll(async () => {
+      await node?.close();
+    });
 
-  for (const mode of ['proxy', 'static'] as const) {
-    it.skipIf(!HAVE_NGINX)(`(b) nginx (${mode === 'proxy' ? 'with snapshot serve upstream: every row' : 'static only: canonical rows'})`, async () => {
-      const ng = await startNginx(t, mode === 'proxy' ? new URL(node.url).host : undefined);
+    it('table covers the tree', () => {
+      expect(new Set(rows.map((r) => r.target)).size).toBe(rows.length);
+      if (t.addressesOnly) {
+        expect(t.info.cappedAddresses.length).toBeGreaterThan(2);
+        expect(rows.filter((r) => r.status === 500).length).toBeGreaterThanOrEqual(t.info.cappedAddresses.length);
+        return;
+      }
+      const variants = (name: Buffer) =>
+        new Set(rows.filter((r) => r.status === 200 && r.target.startsWith(`/name/${encodeNamePath(name)}.json`)).map((r) => variantKey(variantFromQuery(r.target.split('?')[1] ?? ''))));
+      for (const n of t.names) expect(variants(n).size, nameLabel(n)).toBe(64);
+      if (t.label === 'demo') {
+        const have = new Set(t.names.map((n) => n.toString('latin1')));
+        for (const n of [...DEMO_NAMES, NON_UTF8_NAME]) expect(have.has(n.toString('latin1')), `demo name ${nameLabel(n)}`).toBe(true);
+        // The rich name has ≥ 3 operations and is asked in every spelling.
+        expect(JSON.parse(readFileSync(join(t.dir, 'v/history/name/d/history.json'), 'utf8')).length).toBeGreaterThanOrEqual(3);
+        expect(rows.filter((r) => /^\/name\/d(\/|%2F)history\.json/i.test(r.target)).length).toBeGreaterThan(64 * 3);
+        expect(rows.length).toBeGreaterThan(3000);
+        // The build wrote the same nginx config the suites generate (absolute root, no upstream).
+        expect(readFileSync(join(t.dir, 'nginx.conf'), 'utf8')).toBe(nginxConfig({ root: resolve(t.dir), info: t.info }));
+      }
+    });
+
+    it('(a) node server (snapshot serve, with its file cache)', async () => {
+      const got = await mapLimit(rows, 16, (r) => rawRequest(node.url, r.target));
+      rows.forEach((row, i) => {
+        check('node', row, fromRaw(got[i]!));
+        nodeGot.set(row.target, fromRaw(got[i]!));
+      });
+    });
+
+    it('(a) node server without the cache (sirv only) sends the same headers and bytes', async () => {
+      const plain = await startServer({ dir: t.dir, port: 0, cache: false });
       try {
-        const selected = mode === 'proxy' ? rows : rows.filter((r) => r.status === 200 && isStaticCanonical(r.target));
-        const got = await mapLimit(selected, 16, (r) => rawRequest(ng.url, r.target));
-        selected.forEach((row, i) => check(`nginx-${mode}`, row, fromRaw(got[i]!)));
-        if (mode === 'static') {
-          // Misses answer with the generic per-kind documents.
-          for (const [target, msg] of [[`/tx/${'ab'.repeat(32)}.json`, 'Tx not found.'], ['/name/d/nope.json?history', 'Name not found.'], ['/address/foo.json', 'Address not found.'], ['/nope', 'Not found.']] as const) {
-            check('nginx-static', errRow(target, 404, msg), fromRaw(await rawRequest(ng.url, target)));
-          }
-        }
-      } catch (e) {
-        console.error(readFileSync(join(ng.prefix, 'logs', 'error.log'), 'utf8').slice(-3000));
-        throw e;
+        const strip = (r: RawResponse) => ({ status: r.status, headers: Object.entries(r.headers).filter(([k]) => k !== 'date'), body: r.body.toString('latin1') });
+        const sample = rows.filter((_, i) => i % 3 === 0);
+        const [a, b] = await Promise.all([mapLimit(sample, 8, (r) => rawRequest(plain.url, r.target)), mapLimit(sample, 8, (r) => rawRequest(node.url, r.target))]);
+        sample.forEach((row, i) => expect(strip(a[i]!), row.target).toEqual(strip(b[i]!)));
       } finally {
-        await ng.stop();
+        await plain.close();
       }
     });
-  }
 
-  async function runEdge(front: string, handle: (req: Request) => Promise<Response>): Promise<void> {
-    for (const row of rows) {
-      let parsed: URL;
+    for (const mode of ['proxy', 'static'] as const) {
+      it.skipIf(!HAVE_NGINX)(`(b) nginx (${mode === 'proxy' ? 'with snapshot serve upstream: every row' : 'static only: canonical rows'})`, async () => {
+        const ng = await startNginx(t, mode === 'proxy' ? new URL(node.url).host : undefined);
+        try {
+          const selected = mode === 'proxy' ? rows : rows.filter((r) => r.status === 200 && isStaticCanonical(r.target));
+          const got = await mapLimit(selected, 16, (r) => rawRequest(ng.url, r.target));
+          selected.forEach((row, i) => check(`nginx-${mode}`, row, fromRaw(got[i]!)));
+          if (mode === 'static') {
+            // Misses answer with the generic per-kind documents.
+            for (const [target, msg] of [[`/tx/${'ab'.repeat(32)}.json`, 'Tx not found.'], ['/name/d/nope.json?history', 'Name not found.'], ['/address/foo.json', 'Address not found.'], ['/nope', 'Not found.']] as const) {
+              check('nginx-static', errRow(target, 404, msg), fromRaw(await rawRequest(ng.url, target)));
+            }
+          }
+        } catch (e) {
+          console.error(readFileSync(join(ng.prefix, 'logs', 'error.log'), 'utf8').slice(-3000));
+          throw e;
+        } finally {
+          await ng.stop();
+        }
+      });
+    }
+
+    async function runEdge(front: string, handle: (req: Request) => Promise<Response>): Promise<void> {
+      for (const row of rows) {
+        let parsed: URL;
+        try {
+          parsed = new URL(row.target, 'http://site.test');
+        } catch {
+          continue;
+        }
+        const target = parsed.pathname + parsed.search;
+        const got = await fromResponse(await handle(new Request(parsed)));
+        if (target === row.target) check(front, row, got);
+        else {
+          const want = nodeGot.get(target) ?? fromRaw(await rawRequest(node.url, target));
+          expect({ ...got, body: got.body.toString('latin1') }, `${front} ${row.target} (parsed as ${target})`).toEqual({ ...want, body: want.body.toString('latin1') });
+        }
+      }
+    }
+
+    it('(c) Netlify Edge Function, in-process', async () => {
+      const mod = (await import(pathToFileURL(join(t.dir, NETLIFY_FUNCTION)).href)) as { default: (r: Request) => Promise<Response | undefined>; config: { path: string } };
+      expect(mod.config.path).toBe('/*');
+      const realFetch = globalThis.fetch;
+      globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+        const req = new Request(input, init);
+        // Netlify runs the function for the sub-request too; it must pass it through.
+        expect(await mod.default(req)).toBeUndefined();
+        expect(req.headers.get(INTERNAL_HEADER)).toBe('1');
+        return staticFile(t.dir, new URL(req.url).pathname, false);
+      }) as typeof fetch;
       try {
-        parsed = new URL(row.target, 'http://site.test');
-      } catch {
-        continue;
+        await runEdge('netlify', async (req) => (await mod.default(req))!);
+      } finally {
+        globalThis.fetch = realFetch;
       }
-      const target = parsed.pathname + parsed.search;
-      const got = await fromResponse(await handle(new Request(parsed)));
-      if (target === row.target) check(front, row, got);
-      else {
-        const want = nodeGot.get(target) ?? fromRaw(await rawRequest(node.url, target));
-        expect({ ...got, body: got.body.toString('latin1') }, `${front} ${row.target} (parsed as ${target})`).toEqual({ ...want, body: want.body.toString('latin1') });
-      }
-    }
-  }
+    });
 
-  it('(c) Netlify Edge Function, in-process', async () => {
-    const mod = (await import(pathToFileURL(join(t.dir, NETLIFY_FUNCTION)).href)) as { default: (r: Request) => Promise<Response | undefined>; config: { path: string } };
-    expect(mod.config.path).toBe('/*');
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      const req = new Request(input, init);
-      // Netlify runs the function for the sub-request too; it must pass it through.
-      expect(await mod.default(req)).toBeUndefined();
-      expect(req.headers.get(INTERNAL_HEADER)).toBe('1');
-      return staticFile(t.dir, new URL(req.url).pathname, false);
-    }) as typeof fetch;
-    try {
-      await runEdge('netlify', async (req) => (await mod.default(req))!);
-    } finally {
-      globalThis.fetch = realFetch;
-    }
+    it('(c) Cloudflare _worker.js, in-process', async () => {
+      const mod = (await import(pathToFileURL(join(t.dir, CLOUDFLARE_WORKER)).href)) as { default: { fetch: (r: Request, env: unknown) => Promise<Response> } };
+      const env = { ASSETS: { fetch: async (req: Request) => staticFile(t.dir, new URL(req.url).pathname, true) } };
+      await runEdge('cloudflare', (req) => mod.default.fetch(req, env));
+    });
   });
+}
 
-  it('(c) Cloudflare _worker.js, in-process', async () => {
-    const mod = (await import(pathToFileURL(join(t.dir, CLOUDFLARE_WORKER)).href)) as { default: { fetch: (r: Request, env: unknown) => Promise<Response> } };
-    const env = { ASSETS: { fetch: async (req: Request) => staticFile(t.dir, new URL(req.url).pathname, true) } };
-    await runEdge('cloudflare', (req) => mod.default.fetch(req, env));
-  });
+afterAll(async () => {
+  if (built) rmSync((await built).root, { recursive: true, force: true });
 });

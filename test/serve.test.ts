@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type RunningServer } from '../src/serve/server.js';
+import { FileCache } from '../src/serve/file-cache.js';
 import { writeTestTree, type TestTree } from './site-tree.js';
-import { rawRequest } from './http-raw.js';
+import { rawRequest, type RawResponse } from './http-raw.js';
 import http from 'node:http';
+
+const strip = (r: RawResponse) => ({ status: r.status, headers: Object.entries(r.headers).filter(([k]) => k !== 'date'), body: r.body.toString('latin1') });
 
 describe('snapshot serve', () => {
   let t: TestTree;
@@ -77,17 +84,44 @@ describe('snapshot serve', () => {
         req.on('error', () => ok(-1));
         req.end();
       });
+    // Every 20th request: raw bytes on a fresh connection (garbage request lines, bad headers).
+    const garbage = (i: number) =>
+      new Promise<number>((ok) => {
+        const u = new URL(s.url);
+        const sock = net.connect(Number(u.port), u.hostname);
+        const chunks: Buffer[] = [];
+        const junk = Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 200) }, () => Math.floor(rand() * 256)));
+        const forms = [
+          junk,
+          Buffer.concat([Buffer.from('GET /'), junk, Buffer.from(' HTTP/1.1\r\n\r\n')]),
+          Buffer.from(`GET /stats.json HTTP/1.1\r\nHost: x\r\n${'X-Junk: ' + 'a'.repeat(100)}\r\nBad Header\r\n\r\n`),
+          Buffer.from('GET /stats.json HTTP/9.9\r\n\r\n'),
+          Buffer.from(`FOO${i} / HTTP/1.1\r\nHost: x\r\n\r\n`),
+          Buffer.from('GET /tx/%zz HTTP/1.1\r\nContent-Length: -1\r\n\r\n'),
+        ];
+        sock.setTimeout(5000, () => sock.destroy());
+        sock.on('data', (c) => chunks.push(c));
+        sock.on('error', () => undefined);
+        sock.on('close', () => ok(Number(Buffer.concat(chunks).toString('latin1').slice(9, 12)) || -1));
+        sock.end(forms[i % forms.length]!);
+      });
     const statuses = new Map<number, number>();
+    let raw400 = 0;
     for (let i = 0; i < 10_000; i += 200) {
-      const batch = await Promise.all(Array.from({ length: 200 }, (_, k) => one(i + k)));
+      const batch = await Promise.all(Array.from({ length: 200 }, (_, k) => ((i + k) % 20 === 0 ? garbage(i + k).then((st) => ((raw400 += st === 400 ? 1 : 0), 0)) : one(i + k))));
       for (const st of batch) statuses.set(st, (statuses.get(st) ?? 0) + 1);
     }
     agent.destroy();
+    statuses.delete(0);
+    expect(raw400).toBeGreaterThan(100);
     expect([...statuses.keys()].every((st) => [200, 400, 404, 405, 414, 500].includes(st)), JSON.stringify([...statuses])).toBe(true);
     expect(statuses.get(500) ?? 0).toBe(0);
     const ok = await rawRequest(s.url, `/tx/${t.txids[0]}.json`);
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body.toString()).hash).toBe(t.txids[0]);
+    expect(ok.body.equals(readFileSync(join(t.dir, `tx/${t.txids[0]}.json`)))).toBe(true);
+    const name = await rawRequest(s.url, '/name/d%2Fbitcoin.json?with_all&history');
+    expect(name.status).toBe(200);
+    expect(JSON.parse(name.body.toString()).variant).toBe('history-block-height-mrkl_branch-rawtx-tx_idx');
   });
 
   it('closes gracefully: in-flight requests finish, new connections are refused', async () => {
@@ -97,5 +131,82 @@ describe('snapshot serve', () => {
     await s2.close();
     expect((await inflight).status).toBe(200);
     await expect(rawRequest(s2.url, '/stats.json')).rejects.toThrow();
+  });
+
+  it('answers from its file cache with the same bytes as sirv (GET, HEAD, 304, Range, misses, large files)', async () => {
+    const plain = await startServer({ dir: t.dir, port: 0, cache: false });
+    // Files over 40 bytes stream through sirv; smaller ones are cached.
+    const small = await startServer({ dir: t.dir, port: 0, cache: { maxFileBytes: 40 } });
+    try {
+      const targets = [`/tx/${t.txids[0]}.json`, `/tx/${t.txids[0]}.bin`, `/block/${t.blocks[0]}.hex`, `/address/${t.capped}.json`, `/address/${t.addresses[0]}.json`,
+        '/name/d/bitcoin.json?history', '/stats.json', '/name/d/nope.json', `/tx/${'ab'.repeat(32)}.json`, '/', '/assets/app.js', '/assets/nope.js'];
+      for (const target of targets) {
+        const etag = (await rawRequest(plain.url, target)).headers['etag'];
+        for (const [method, extra] of [['GET', ''], ['HEAD', ''], ['GET', `If-None-Match: ${etag}\r\n`], ['HEAD', `If-None-Match: ${etag}\r\n`], ['GET', 'If-None-Match: W/"1-2"\r\n'], ['GET', 'Range: bytes=1-5\r\n']] as const) {
+          const want = strip(await rawRequest(plain.url, target, method, extra));
+          for (const srv of [s, s, small, small]) expect(strip(await rawRequest(srv.url, target, method, extra)), `${method} ${target} ${extra}`).toEqual(want);
+        }
+      }
+    } finally {
+      await plain.close();
+      await small.close();
+    }
+  });
+
+  it('notices a rebuild (the tree directory swapped) within the revalidation interval, including _site.json', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'serve-swap-'));
+    const out = join(root, 'out');
+    const a = await writeTestTree({ hosts: [] });
+    renameSync(a.dir, out);
+    const srv = await startServer({ dir: out, port: 0, cache: { revalidateMs: 50 } });
+    try {
+      const tx = `/tx/${a.txids[0]}.json`;
+      const before = await rawRequest(srv.url, tx);
+      expect((await rawRequest(srv.url, `/address/${a.capped}.json`)).status).toBe(500);
+      // A rebuild: new tree written beside, then renamed onto out (as publish() does).
+      const b = join(root, 'out.tmp');
+      cpSync(out, b, { recursive: true });
+      writeFileSync(join(b, `tx/${a.txids[0]}.json`), '{"rebuilt":true}');
+      writeFileSync(join(b, '_site.json'), JSON.stringify({ ...a.info, cappedAddresses: [] }));
+      renameSync(out, join(root, 'old'));
+      renameSync(b, out);
+      rmSync(join(root, 'old'), { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 80));
+      const after = await rawRequest(srv.url, tx);
+      expect(before.body.toString()).not.toBe(after.body.toString());
+      expect(after.body.toString()).toBe('{"rebuilt":true}');
+      expect(after.headers['content-length']).toBe('16');
+      expect((await rawRequest(srv.url, `/address/${a.capped}.json`)).status).toBe(200);
+    } finally {
+      await srv.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('FileCache: bounded bytes, least recently used evicted, absent and large files remembered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'file-cache-'));
+    try {
+      for (let i = 0; i < 10; i++) writeFileSync(join(dir, `f${i}`), Buffer.alloc(100, i));
+      writeFileSync(join(dir, 'big'), Buffer.alloc(5000));
+      const cache = new FileCache(dir, { maxBytes: 3 * (100 + 200 + 4), maxFileBytes: 1000 });
+      for (let i = 0; i < 3; i++) expect((await cache.load(`f${i}`)).kind).toBe('file');
+      expect(cache.get('f0')?.kind).toBe('file'); // f0 now most recently used
+      await cache.load('f3');
+      expect(cache.size).toBe(3);
+      expect(cache.bytes).toBeLessThanOrEqual(cache.maxBytes);
+      expect(cache.get('f1')).toBeUndefined();
+      expect(cache.get('f0')?.kind).toBe('file');
+      expect((await cache.load('nope')).kind).toBe('absent');
+      expect((await cache.load('big')).kind).toBe('large');
+      const [x, y] = await Promise.all([cache.load('f9'), cache.load('f9')]);
+      expect(x).toBe(y);
+      const e = cache.get('f9');
+      expect(e?.kind === 'file' && e.body.equals(Buffer.alloc(100, 9))).toBe(true);
+      cache.clear();
+      expect(cache.size).toBe(0);
+      expect(cache.bytes).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,10 +1,18 @@
 /**
- * `snapshot serve`: node:http + the shared router + sirv for sending files.
+ * `snapshot serve`: node:http + the shared router + an in-memory cache of small files, with
+ * sirv for everything else.
  *
- * sirv runs in dev mode (a stat per request, no start-up index of the whole tree, which does
- * not scale to millions of files) with `extensions: []` and weak ETags (304 on If-None-Match).
- * The router has already mapped the request to a canonical file path, so sirv never sees a
- * client-controlled path.
+ * - The router maps the raw request target to a canonical file path (or an error document), so
+ *   neither the cache nor sirv ever sees a client-controlled path.
+ * - Files up to 64 KiB (nearly every tx, block, address and name document) are answered from
+ *   {@link FileCache} with pre-built header lists; see file-cache.ts for the bounds and how a
+ *   rebuild of the tree is detected (identity of the root and `_manifest.json`, re-checked at
+ *   most once a second; `_site.json` is re-read then too, unless the site info was passed in).
+ * - Larger files, Range requests and files the cache cannot read go to sirv in dev mode (a stat
+ *   per request, no start-up index of the whole tree, which does not scale to millions of files)
+ *   with `extensions: []` and weak ETags (304 on If-None-Match).
+ * Both paths send the same bytes: the cache reproduces sirv's header order, ETag
+ * (`W/"<size>-<mtime ms>"`), Last-Modified and 304s (the conformance and serve tests compare).
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -13,7 +21,10 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import sirv from 'sirv';
 import { SITE_INFO_PATH, type SiteInfo } from '../site/layout.js';
-import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type RouterSite } from './router.js';
+import { FileCache, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
+import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type FileResponse, type RouterSite } from './router.js';
+
+export type { CacheOptions } from './file-cache.js';
 
 export interface ServeOptions {
   /** Snapshot tree (default `out`). */
@@ -22,8 +33,10 @@ export interface ServeOptions {
   port?: number;
   /** Interface (default 127.0.0.1). */
   host?: string;
-  /** Site info; read from `<dir>/_site.json` when absent. */
+  /** Site info; read from `<dir>/_site.json` (and re-read after a rebuild) when absent. */
   info?: SiteInfo;
+  /** In-memory cache of small files (default on, 64 KiB files, 64 MiB total); false = sirv only. */
+  cache?: CacheOptions | false;
 }
 
 export interface RunningServer {
@@ -32,6 +45,8 @@ export interface RunningServer {
   /** Stops accepting, lets in-flight responses finish (force-closes after `graceMs`). */
   close(graceMs?: number): Promise<void>;
 }
+
+const COMMON_LIST: readonly string[] = Object.entries(COMMON_HEADERS).flat();
 
 function sendError(res: http.ServerResponse, e: ErrorResponse, head: boolean): void {
   const body = Buffer.from(e.body, 'utf8');
@@ -45,50 +60,122 @@ function sendError(res: http.ServerResponse, e: ErrorResponse, head: boolean): v
   res.end(head ? undefined : body);
 }
 
+const INTERNAL_ERROR: ErrorResponse = { type: 'error', status: 500, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store', body: '{"error":"Internal error."}' };
+
+function fail(res: http.ServerResponse, head: boolean): void {
+  if (!res.headersSent) sendError(res, INTERNAL_ERROR, head);
+  else res.destroy();
+}
+
 export function readSiteInfo(dir: string): SiteInfo {
   return JSON.parse(readFileSync(join(dir, SITE_INFO_PATH), 'utf8')) as SiteInfo;
 }
 
+export interface HandlerOptions {
+  cache?: CacheOptions | false;
+  /** Re-read `_site.json` when the tree is rebuilt (default true). */
+  reloadSiteInfo?: boolean;
+}
+
 /** The request handler on its own (for embedding in another server). */
-export function createHandler(dir: string, site: RouterSite): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+export function createHandler(dir: string, site: RouterSite, opts: HandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const root = resolve(dir);
   const assets = sirv(root, { dev: true, etag: true, extensions: [], dotfiles: false });
-  return (req, res) => {
+  const cache = opts.cache === false ? undefined : new FileCache(root, opts.cache);
+  const watch = new TreeWatch(root, (opts.cache || undefined)?.revalidateMs ?? 1000, async () => {
+    cache?.clear();
+    if (opts.reloadSiteInfo === false) return;
+    try {
+      site = makeRouterSite(JSON.parse(await readFile(join(root, SITE_INFO_PATH), 'utf8')) as SiteInfo);
+    } catch {
+      // Mid-swap or broken: keep the previous site info; the next check tries again.
+    }
+  });
+  void watch.check();
+
+  /** Through sirv (or, for a capped address document, read whole and sent with its status). */
+  const viaDisk = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean): void => {
+    if (r.status !== 200) {
+      readFile(join(root, r.file)).then(
+        (body) => {
+          res.writeHead(r.status, { ...COMMON_HEADERS, 'Content-Type': r.contentType, 'Cache-Control': r.cacheControl, 'Content-Length': body.length });
+          res.end(head ? undefined : body);
+        },
+        () => sendError(res, r.missing, head),
+      );
+      return;
+    }
+    for (const [k, v] of Object.entries(COMMON_HEADERS)) res.setHeader(k, v);
+    res.setHeader('Content-Type', r.contentType);
+    res.setHeader('Cache-Control', r.cacheControl);
+    req.url = '/' + r.file;
+    assets(req, res, () => {
+      res.removeHeader('Content-Type');
+      res.removeHeader('Cache-Control');
+      sendError(res, r.missing, head);
+    });
+  };
+
+  /** From the cache: the same status line, headers (in sirv's order) and body as via sirv. */
+  const sendEntry = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, e: CacheEntry, head: boolean): void => {
+    if (e.kind === 'absent') return sendError(res, r.missing, head);
+    if (e.kind === 'large') return viaDisk(req, res, r, head);
+    if (r.status !== 200) {
+      res.writeHead(r.status, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length]);
+      res.end(head ? undefined : e.body);
+      return;
+    }
+    if (req.headers['if-none-match'] === e.etag) {
+      res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl]);
+      res.end();
+      return;
+    }
+    let h = e.headers;
+    if (h === undefined || h.contentType !== r.contentType || h.cacheControl !== r.cacheControl) {
+      const list = [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, 'Last-Modified', e.lastModified, 'ETag', e.etag];
+      h = e.headers = { contentType: r.contentType, cacheControl: r.cacheControl, list };
+    }
+    res.writeHead(200, h.list);
+    res.end(head ? undefined : e.body);
+  };
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const head = req.method === 'HEAD';
     try {
       const r = routeRequest(req.method ?? 'GET', req.url ?? '', site);
       if (r.type === 'error') return sendError(res, r, head);
-      if (r.status !== 200) {
-        // Capped address documents: the file's body with its own status (small, read whole).
-        readFile(join(root, r.file)).then(
-          (body) => {
-            res.writeHead(r.status, { ...COMMON_HEADERS, 'Content-Type': r.contentType, 'Cache-Control': r.cacheControl, 'Content-Length': body.length });
-            res.end(head ? undefined : body);
-          },
-          () => sendError(res, r.missing, head),
-        );
-        return;
-      }
-      for (const [k, v] of Object.entries(COMMON_HEADERS)) res.setHeader(k, v);
-      res.setHeader('Content-Type', r.contentType);
-      res.setHeader('Cache-Control', r.cacheControl);
-      req.url = '/' + r.file;
-      assets(req, res, () => {
-        res.removeHeader('Content-Type');
-        res.removeHeader('Cache-Control');
-        sendError(res, r.missing, head);
-      });
+      if (cache === undefined || req.headers.range !== undefined) return viaDisk(req, res, r, head);
+      const e = cache.get(r.file);
+      if (e !== undefined) return sendEntry(req, res, r, e, head);
+      cache
+        .load(r.file)
+        .then(
+          (entry) => sendEntry(req, res, r, entry, head),
+          () => viaDisk(req, res, r, head),
+        )
+        .catch(() => fail(res, head));
     } catch {
-      if (!res.headersSent) sendError(res, { type: 'error', status: 500, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store', body: '{"error":"Internal error."}' }, head);
-      else res.destroy();
+      fail(res, head);
     }
+  };
+
+  return (req, res) => {
+    // Once per interval the tree's identity is re-checked; requests arriving then wait for it.
+    if (watch.due(performance.now())) {
+      watch.check().then(
+        () => handle(req, res),
+        () => handle(req, res),
+      );
+      return;
+    }
+    handle(req, res);
   };
 }
 
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const dir = resolve(opts.dir ?? 'out');
   const site = makeRouterSite(opts.info ?? readSiteInfo(dir));
-  const server = http.createServer({ keepAlive: true }, createHandler(dir, site));
+  const server = http.createServer({ keepAlive: true }, createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined }));
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 24\r\nConnection: close\r\n\r\n{"error":"Bad request."}');
     else socket.destroy();

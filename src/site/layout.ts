@@ -179,6 +179,19 @@ function safeDecode(s: string): string {
  * order; keys are percent-decoded; unknown keys (incl. `raw`) are ignored.
  */
 export function variantFromQuery(query: string): NameVariant {
+  let v = QUERY_MEMO.get(query);
+  if (v === undefined) {
+    v = parseVariantQuery(query);
+    // Bounded: real clients use a handful of spellings; junk queries just reset the memo.
+    if (QUERY_MEMO.size >= 512) QUERY_MEMO.clear();
+    QUERY_MEMO.set(query, v);
+  }
+  return v;
+}
+
+const QUERY_MEMO = new Map<string, NameVariant>();
+
+function parseVariantQuery(query: string): NameVariant {
   let history = false;
   const flags = new Set<WithFlag>();
   const q = query.startsWith('?') ? query.slice(1) : query;

@@ -1,0 +1,208 @@
+/**
+ * In-memory cache of small files for `snapshot serve`, in front of sirv.
+ *
+ * - Keyed by the router's canonical file path; holds files up to `maxFileBytes` (default
+ *   64 KiB) and at most `maxBytes` in total (default 64 MiB), least recently used evicted first.
+ *   Larger files are remembered as "large" and streamed by sirv; absent files (and directories)
+ *   are remembered as "absent" (negative entries count towards the byte budget too).
+ * - A file is read once through one file handle (open, fstat, read), so the body, size and
+ *   mtime always belong together, and the ETag/Last-Modified are the ones sirv would send for
+ *   it (`W/"<size>-<mtime ms>"`).
+ * - Validation: the tree is immutable between builds and a rebuild swaps the whole directory
+ *   (staging dir renamed onto `out`), which changes the inode of the tree root and of
+ *   `_manifest.json`. {@link TreeWatch} re-stats both at most once per `revalidateMs`
+ *   (default 1 s) — the requests that arrive once the interval has passed wait for that check —
+ *   and clears the cache when either changed. So after a rebuild, at most ~1 s of responses can
+ *   still come from the previous tree (each one a complete, consistent file of it); editing a
+ *   single file in place is not detected unless `_manifest.json` or the root directory changes
+ *   too (touch `_manifest.json` or restart).
+ */
+import { open, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface CacheOptions {
+  /** Total bytes held (bodies plus a small per-entry overhead); default 64 MiB. */
+  maxBytes?: number;
+  /** Largest file held in memory; larger ones are streamed by sirv. Default 64 KiB. */
+  maxFileBytes?: number;
+  /** Minimum interval between checks of the tree's identity, ms; default 1000. */
+  revalidateMs?: number;
+}
+
+export interface CachedFile {
+  kind: 'file';
+  body: Buffer;
+  etag: string;
+  lastModified: string;
+  /** Pre-built 200 header list for the last content type / cache policy it was sent with. */
+  headers?: { contentType: string; cacheControl: string; list: (string | number)[] };
+}
+
+export type CacheEntry = CachedFile | { kind: 'absent' } | { kind: 'large' };
+
+const ABSENT: CacheEntry = { kind: 'absent' };
+const LARGE: CacheEntry = { kind: 'large' };
+const ENTRY_OVERHEAD = 200;
+
+/** Errors meaning "no such file" (for the router's paths): cached as absent. */
+const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP']);
+
+/** Reads one file as a cache entry; rejects on errors other than "absent" (the caller lets sirv handle it). */
+async function readEntry(abs: string, maxFileBytes: number): Promise<CacheEntry> {
+  let fh;
+  try {
+    fh = await open(abs, 'r');
+  } catch (e) {
+    if (ABSENT_CODES.has((e as NodeJS.ErrnoException).code ?? '')) return ABSENT;
+    throw e;
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return ABSENT;
+    if (st.size > maxFileBytes) return LARGE;
+    const body = Buffer.allocUnsafe(st.size);
+    let off = 0;
+    while (off < body.length) {
+      const { bytesRead } = await fh.read(body, off, body.length - off, off);
+      if (bytesRead === 0) throw new Error(`${abs} shrank while reading`);
+      off += bytesRead;
+    }
+    return { kind: 'file', body, etag: `W/"${st.size}-${st.mtime.getTime()}"`, lastModified: st.mtime.toUTCString() };
+  } finally {
+    await fh.close();
+  }
+}
+
+export class FileCache {
+  readonly maxBytes: number;
+  readonly maxFileBytes: number;
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly pending = new Map<string, Promise<CacheEntry>>();
+  private generation = 0;
+  bytes = 0;
+
+  constructor(
+    private readonly root: string,
+    opts: CacheOptions = {},
+  ) {
+    this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+    this.maxFileBytes = Math.min(opts.maxFileBytes ?? 64 * 1024, this.maxBytes);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The entry for a file (marked most recently used), if cached. */
+  get(file: string): CacheEntry | undefined {
+    const e = this.entries.get(file);
+    if (e !== undefined) {
+      this.entries.delete(file);
+      this.entries.set(file, e);
+    }
+    return e;
+  }
+
+  /** Reads a file into the cache (concurrent loads of the same file share one read). */
+  load(file: string): Promise<CacheEntry> {
+    let p = this.pending.get(file);
+    if (p) return p;
+    const gen = this.generation;
+    p = readEntry(join(this.root, file), this.maxFileBytes).then(
+      (e) => {
+        if (gen === this.generation) {
+          this.pending.delete(file);
+          this.set(file, e);
+        }
+        return e;
+      },
+      (err: unknown) => {
+        if (gen === this.generation) this.pending.delete(file);
+        throw err;
+      },
+    );
+    this.pending.set(file, p);
+    return p;
+  }
+
+  /** Drops everything (the tree changed); loads in flight are not stored. */
+  clear(): void {
+    this.entries.clear();
+    this.pending.clear();
+    this.bytes = 0;
+    this.generation++;
+  }
+
+  private cost(file: string, e: CacheEntry): number {
+    return ENTRY_OVERHEAD + file.length * 2 + (e.kind === 'file' ? e.body.length : 0);
+  }
+
+  private set(file: string, e: CacheEntry): void {
+    const cost = this.cost(file, e);
+    if (cost > this.maxBytes) return;
+    const old = this.entries.get(file);
+    if (old !== undefined) {
+      this.bytes -= this.cost(file, old);
+      this.entries.delete(file);
+    }
+    this.entries.set(file, e);
+    this.bytes += cost;
+    if (this.bytes > this.maxBytes) {
+      for (const [k, v] of this.entries) {
+        this.entries.delete(k);
+        this.bytes -= this.cost(k, v);
+        if (this.bytes <= this.maxBytes) break;
+      }
+    }
+  }
+}
+
+/**
+ * Identity of a tree: inode and mtime of its root directory and of `_manifest.json` (a rebuild
+ * renames a new directory onto the root; `snapshot build --host` adding files changes the
+ * root's mtime). Checked at most once per interval; `onChange` runs (and is awaited) when the
+ * identity differs from the previous one.
+ */
+export class TreeWatch {
+  private signature: string | undefined;
+  private checkedAt = -Infinity;
+  private checking: Promise<void> | undefined;
+
+  constructor(
+    private readonly root: string,
+    private readonly intervalMs: number,
+    private readonly onChange: () => Promise<void> | void,
+  ) {}
+
+  /** True when a check is due (the caller then awaits {@link check} before answering). */
+  due(now: number): boolean {
+    return now - this.checkedAt >= this.intervalMs;
+  }
+
+  check(): Promise<void> {
+    this.checking ??= this.run().finally(() => {
+      this.checking = undefined;
+      this.checkedAt = performance.now();
+    });
+    return this.checking;
+  }
+
+  private async run(): Promise<void> {
+    const sig = await TreeWatch.signatureOf(this.root);
+    if (this.signature !== undefined && sig !== this.signature) await this.onChange();
+    this.signature = sig;
+  }
+
+  static async signatureOf(root: string): Promise<string> {
+    const part = async (p: string) => {
+      try {
+        const s = await stat(p, { bigint: true });
+        return `${s.dev}:${s.ino}:${s.mtimeNs}:${s.size}`;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code ?? 'error';
+      }
+    };
+    const [a, b] = await Promise.all([part(root), part(join(root, '_manifest.json'))]);
+    return `${a}|${b}`;
+  }
+}
