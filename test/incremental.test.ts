@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NETWORKS } from '../src/chain/networks.js';
+import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { MANIFEST_PATH } from '../src/site/layout.js';
+import { verifySnapshot } from '../src/site/verify.js';
+import { memorySource, type MemoryBlock } from '../src/source/memory.js';
+import { scenario } from './chains.js';
+
+const NET = NETWORKS['namecoin-regtest'];
+// nginx.conf names the tree's absolute path; leave it out so trees in different dirs compare equal.
+const HOSTS = ['netlify', 'cloudflare'] as const;
+
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'snapshot-inc-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const manifest = (dir: string) => readFileSync(join(dir, MANIFEST_PATH), 'utf8');
+const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) =>
+  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, ...extra });
+
+/** Every file the manifest lists has its recorded size and sha256. */
+function treeMatchesManifest(dir: string): boolean {
+  for (const line of manifest(dir).trim().split('\n')) {
+    const [sha, size, path] = line.split(' ') as [string, string, string];
+    const buf = readFileSync(join(dir, path));
+    if (buf.length !== Number(size) || createHash('sha256').update(buf).digest('hex') !== sha) return false;
+  }
+  return true;
+}
+
+describe('incremental builds equal full builds', () => {
+  const cases = [
+    ...[11, 12, 13].map((seed) => ({ seed, reorg: false })),
+    ...[21, 22, 23, 24].map((seed) => ({ seed, reorg: true })),
+  ];
+
+  it.each(cases)('seed $seed, reorg $reorg: build(M) then build(N) is byte-identical to build(N)', async ({ seed, reorg }) => {
+    const sc = scenario(seed, { reorg });
+    const inc = join(root, `inc-${seed}`);
+    const fresh = join(root, `fresh-${seed}`);
+    const first = await build(sc.before, inc, sc.m);
+    expect(first.mode).toBe('full');
+    expect((await verifySnapshot(inc)).ok).toBe(true);
+
+    const second = await build(sc.after, inc, sc.n);
+    expect(second.mode).toBe('incremental');
+    if (reorg) expect(second.rolledBackTo).toBe(sc.m - sc.reorgDepth);
+    const full = await build(sc.after, fresh, sc.n);
+    expect(full.mode).toBe('full');
+    expect(manifest(inc)).toBe(manifest(fresh));
+    expect(treeMatchesManifest(inc)).toBe(true);
+    const verified = await verifySnapshot(inc);
+    expect(verified.problems).toEqual([]);
+    // Less is written than a full build writes.
+    expect(second.written + second.deleted).toBeLessThan(full.written);
+    expect(second.unchanged).toBeGreaterThan(0);
+  });
+
+  it('unchanged files keep their inode and mtime; a second run with nothing new writes only what moves with the tip', async () => {
+    const sc = scenario(31, { reorg: false });
+    const out = join(root, 'mtime');
+    await build(sc.after, out, sc.n - 3);
+    const deep = manifest(out).split('\n').find((l) => l.endsWith('.bin') && l.includes(' tx/'))!.split(' ')[2]!;
+    const before = statSync(join(out, deep));
+    const r = await build(sc.after, out, sc.n);
+    const after = statSync(join(out, deep));
+    expect(r.mode).toBe('incremental');
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    const again = await build(sc.after, out, sc.n);
+    expect(again.mode).toBe('incremental');
+    expect(again.deleted).toBe(0);
+    // Same height again: only stats/site info could move, and they do not.
+    expect(again.written).toBe(0);
+  });
+
+  it('going back to a lower height equals a full build at that height', async () => {
+    const sc = scenario(41, { reorg: false });
+    const out = join(root, 'down');
+    const fresh = join(root, 'down-fresh');
+    await build(sc.after, out, sc.n);
+    const r = await build(sc.after, out, sc.n - 5);
+    expect(r.mode).toBe('incremental');
+    await build(sc.after, fresh, sc.n - 5);
+    expect(manifest(out)).toBe(manifest(fresh));
+  });
+
+  it('a missing, foreign or stale index means a full build, said in the report', async () => {
+    const sc = scenario(51, { reorg: false });
+    const out = join(root, 'foreign');
+    await build(sc.after, out, sc.n - 2);
+    rmSync(`${out}.state`, { recursive: true, force: true });
+    const r1 = await build(sc.after, out, sc.n);
+    expect(r1.mode).toBe('full');
+    expect(r1.fullReason).toMatch(/no index/);
+    const r2 = await build(sc.after, out, sc.n, { pretty: true });
+    expect(r2.fullReason).toMatch(/options changed/);
+    // A tree that changed behind the index's back.
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(out, MANIFEST_PATH), manifest(out) + 'x');
+    const r3 = await build(sc.after, out, sc.n, { pretty: true });
+    expect(r3.fullReason).toMatch(/not the one the index describes/);
+    // Another chain (same network, different genesis successors): the first block differs.
+    const other = scenario(52, { reorg: false });
+    const r4 = await build(other.after, out, 120, { pretty: true });
+    expect(r4.mode).toBe('incremental'); // same genesis (regtest); the fork is found and rolled back
+    const fresh = join(root, 'foreign-fresh');
+    await build(other.after, fresh, 120, { pretty: true });
+    expect(manifest(out)).toBe(manifest(fresh));
+  });
+});
