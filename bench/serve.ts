@@ -210,6 +210,7 @@ async function main(): Promise<void> {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 
   const pctCore = (c: { user: number; system: number }) => `${Math.round((c.user + c.system) / 1e4 / elapsed)}%`;
+  const srvMicros = srv1.user - srv0.user + srv1.system - srv0.system;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
   const mix = Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -220,4 +221,7 @@ async function main(): Promise<void> {
   console.log(
     `  CPU (100% = one core): server ${pctCore({ user: srv1.user - srv0.user, system: srv1.system - srv0.system })}, load generator ${pctCore(cpu1)} (same machine)`,
   );
+  // Robust against other load on the machine: what one fully available core would sustain.
+  const perReq = srvMicros / latencies.length;
+  console.log(`  server CPU per request ${perReq.toFixed(1)} µs (user+system) → ~${Math.round(1e6 / perReq)} req/s per server core`);
 }
