@@ -5,9 +5,10 @@ export class Progress {
   private lastPrint = 0;
   readonly stageTimes: [string, number][] = [];
 
+  /** `out` null: silent (stage times are still kept). */
   constructor(
-    private readonly out: NodeJS.WriteStream | undefined = process.stderr,
-    private readonly tty = Boolean(process.stderr.isTTY),
+    private readonly out: NodeJS.WriteStream | null = process.stderr,
+    private readonly tty = Boolean(out?.isTTY),
   ) {}
 
   begin(stage: string): void {
