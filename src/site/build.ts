@@ -19,6 +19,7 @@ import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
 import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
+import { uiFiles } from './ui/index.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
@@ -481,6 +482,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
     writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
+    for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
 
     progress.begin('manifest');
     await writer.flush();
