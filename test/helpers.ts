@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,4 +32,15 @@ export function framedBlocks(buf: Buffer): Buffer[] {
     pos += 8 + len;
   }
   return out;
+}
+
+/** Paths whose bytes differ from the tree's `_manifest.json` (size or sha256); [] when the tree matches. */
+export function manifestMismatches(dir: string): string[] {
+  const bad: string[] = [];
+  for (const line of readFileSync(join(dir, '_manifest.json'), 'utf8').trim().split('\n')) {
+    const [sha, size, path] = line.split(' ') as [string, string, string];
+    const buf = existsSync(join(dir, path)) ? readFileSync(join(dir, path)) : undefined;
+    if (!buf || buf.length !== Number(size) || createHash('sha256').update(buf).digest('hex') !== sha) bad.push(path);
+  }
+  return bad;
 }

@@ -15,7 +15,10 @@ import {
   scriptToAsm,
   type ScriptType,
 } from '../src/chain/script.js';
-import { isCoinbaseInput, normalizedId, parseTx, varintBytes, type Tx } from '../src/chain/tx.js';
+import { normalizedId, parseTx, varintBytes, type Tx } from '../src/chain/tx.js';
+import { NETWORKS } from '../src/chain/networks.js';
+import { blockObject } from '../src/render/block.js';
+import { txObject } from '../src/render/tx.js';
 import { chainPath, fixturePath, framedBlocks, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
@@ -28,40 +31,13 @@ if (!HAVE_FIXTURES) console.warn(`bitcoin-ruby fixtures not found at ${FIXTURES}
 
 type Json = Record<string, unknown>;
 
+// The product's renderers without the DB-backed extras (address, next_in; nid only where a fixture has it).
 function txToHash(tx: Tx): Json {
-  return {
-    hash: tx.txid,
-    ver: tx.version,
-    vin_sz: tx.inputs.length,
-    vout_sz: tx.outputs.length,
-    lock_time: tx.lockTime,
-    size: tx.raw.length,
-    in: tx.inputs.map((i) => {
-      const o: Json = { prev_out: { hash: toDisplayHex(i.prevHash), n: i.prevIndex } };
-      if (isCoinbaseInput(i)) o.coinbase = i.script.toString('hex');
-      else o.scriptSig = scriptToAsm(i.script);
-      if (i.sequence !== 0xffffffff) o.sequence = i.sequence;
-      return o;
-    }),
-    out: tx.outputs.map((o) => ({ value: formatValue(o.value), scriptPubKey: scriptToAsm(o.script) })),
-    nid: normalizedId(tx),
-  };
+  return { ...txObject(tx, NETWORKS.bitcoin, [], undefined, { extras: false }), nid: normalizedId(tx) };
 }
 
 function blockToHash(b: Block): Json {
-  return {
-    hash: b.header.id,
-    ver: b.header.version,
-    prev_block: toDisplayHex(b.header.prevHash),
-    mrkl_root: toDisplayHex(b.header.merkleRoot),
-    time: b.header.time,
-    bits: b.header.bits,
-    nonce: b.header.nonce,
-    n_tx: b.txs.length,
-    size: b.raw.length,
-    tx: b.txs.map(txToHash),
-    mrkl_tree: merkleTree(b.txs.map((t) => t.hash)),
-  };
+  return blockObject(b, NETWORKS.bitcoin, [], undefined, { extras: false });
 }
 
 /**

@@ -3,7 +3,7 @@ import { toDisplayHex } from '../chain/hash.js';
 import { merkleTree } from '../chain/merkle.js';
 import type { Network } from '../chain/networks.js';
 import { toJson, type JsonValue } from './json.js';
-import { txObject, type Spender } from './tx.js';
+import { txObject, type Spender, type TxRenderOptions } from './tx.js';
 
 function headerFields(h: BlockHeader): Record<string, JsonValue> {
   return {
@@ -30,10 +30,31 @@ function auxPowObject(aux: AuxPow, net: Network): Record<string, JsonValue> {
 }
 
 /**
- * `/block/<hash>.json`: hash, ver, prev_block, mrkl_root, time, bits, nonce,
+ * The block document: hash, ver, prev_block, mrkl_root, time, bits, nonce,
  * n_tx, size, tx[], mrkl_tree[, aux_pow][, next_block]. `spenders[i][j]` is
- * the main-chain spender of output j of tx i.
+ * the main-chain spender of output j of tx i. Without extras, the txs are the
+ * original's plain Tx#to_hash (no nid, address, next_in).
  */
+export function blockObject(
+  block: Block,
+  net: Network,
+  spenders: readonly (readonly (Spender | undefined)[])[],
+  nextBlock: string | undefined,
+  opts: TxRenderOptions = { extras: true },
+): Record<string, JsonValue> {
+  const obj: Record<string, JsonValue> = {
+    ...headerFields(block.header),
+    n_tx: block.txs.length,
+    size: block.raw.length,
+    tx: block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined, opts)),
+    mrkl_tree: merkleTree(block.txs.map((t) => t.hash)),
+  };
+  if (block.auxpow) obj.aux_pow = auxPowObject(block.auxpow, net);
+  if (nextBlock !== undefined) obj.next_block = nextBlock;
+  return obj;
+}
+
+/** `/block/<hash>.json` */
 export function renderBlock(
   block: Block,
   net: Network,
@@ -41,14 +62,5 @@ export function renderBlock(
   nextBlock: string | undefined,
   pretty = false,
 ): string {
-  const obj: Record<string, JsonValue> = {
-    ...headerFields(block.header),
-    n_tx: block.txs.length,
-    size: block.raw.length,
-    tx: block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined)),
-    mrkl_tree: merkleTree(block.txs.map((t) => t.hash)),
-  };
-  if (block.auxpow) obj.aux_pow = auxPowObject(block.auxpow, net);
-  if (nextBlock !== undefined) obj.next_block = nextBlock;
-  return toJson(obj, pretty);
+  return toJson(blockObject(block, net, spenders, nextBlock), pretty);
 }
