@@ -364,7 +364,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   const { source, outDir } = opts;
   const net = source.network;
   const namecoin = isNamecoin(net);
-  const progress = opts.progress ?? new Progress(undefined);
+  const progress = opts.progress ?? new Progress(null);
   const stateDir = opts.stateDir ?? `${outDir}.state`;
   recoverInterrupted(outDir);
   const paths = buildPaths(outDir);
