@@ -9,6 +9,7 @@ import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
 import { openSource } from './source/index.js';
 import { serveUntilSignal } from './serve/server.js';
+import { formatVerifyReport, verifySnapshot } from './site/verify.js';
 
 function printReport(r: BuildReport, out: string): void {
   const lines = [
@@ -71,7 +72,29 @@ async function main(): Promise<void> {
           .option('host', { type: 'string', default: '127.0.0.1' }),
       (argv) => serveUntilSignal({ dir: resolve(argv.dir), port: argv.port, host: argv.host }),
     )
-    .demandCommand(1, 'name a command: build or serve')
+    .command(
+      'verify',
+      'check a built snapshot against its manifest and for internal consistency',
+      (y) =>
+        y
+          .option('dir', { type: 'string', default: 'out', describe: 'snapshot directory' })
+          .option('verbose', { type: 'boolean', default: false, describe: 'list every problem and the counts' }),
+      async (argv) => {
+        const progress = new Progress();
+        let stage = '';
+        const report = await verifySnapshot(resolve(argv.dir), {
+          verbose: argv.verbose,
+          onProgress: (s, done, total) => {
+            if (s !== stage) progress.begin((stage = s));
+            progress.update(done, total, s === 'chain' ? 'blocks' : 'files');
+          },
+        });
+        progress.end();
+        process.stdout.write(formatVerifyReport(report, argv.verbose));
+        if (!report.ok) process.exitCode = 1;
+      },
+    )
+    .demandCommand(1, 'name a command: build, serve or verify')
     .strict()
     .fail((msg, err) => {
       throw err ?? new Error(msg);
