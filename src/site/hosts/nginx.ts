@@ -76,11 +76,14 @@ server {
   listen ${opts.listen ?? '8080'};
   root ${opts.root};
   charset utf-8;
-  charset_types application/json text/plain;
+  charset_types application/json text/plain text/html text/css text/javascript;
   types {
     application/json json;
     application/octet-stream bin;
     text/plain hex;
+    text/html html;
+    text/css css;
+    text/javascript js;
   }
   default_type application/octet-stream;
   server_tokens off;
@@ -116,6 +119,15 @@ ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     internal;
     default_type application/json;
 ${hdr(CACHE_SHORT)}  }
+  # The browsing UI (index.html and its assets).
+  location = / {
+${hdr(CACHE_SHORT)}${guard}    try_files /index.html =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
+  location ^~ /assets/ {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
   location / {
     return 418;
   }
