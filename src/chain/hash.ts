@@ -1,23 +1,22 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
+// crypto.hash (one call, no Hash object) is about twice as fast as createHash for the small inputs here.
 export function sha256(data: Uint8Array): Buffer {
-  return createHash('sha256').update(data).digest();
+  return hash('sha256', data, 'buffer');
 }
 
 /** Double SHA-256, the hash of headers, transactions and merkle nodes. */
 export function sha256d(data: Uint8Array): Buffer {
-  return createHash('sha256').update(createHash('sha256').update(data).digest()).digest();
+  return hash('sha256', hash('sha256', data, 'buffer'), 'buffer');
 }
 
-/** sha256d over several slices without concatenating them first. */
+/** sha256d over several slices (concatenated first: cheaper than a streaming Hash object). */
 export function sha256dParts(parts: readonly Uint8Array[]): Buffer {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return createHash('sha256').update(h.digest()).digest();
+  return sha256d(Buffer.concat(parts));
 }
 
 export function hash160(data: Uint8Array): Buffer {
-  return createHash('ripemd160').update(createHash('sha256').update(data).digest()).digest();
+  return hash('ripemd160', hash('sha256', data, 'buffer'), 'buffer');
 }
 
 /** Internal (little-endian) hash bytes → display hex (byte-reversed). */
