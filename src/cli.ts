@@ -12,10 +12,11 @@ import { serveUntilSignal } from './serve/server.js';
 import { formatVerifyReport, verifySnapshot } from './site/verify.js';
 
 function printReport(r: BuildReport, out: string): void {
+  const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';
   const lines = [
-    `built ${out}: ${r.network} height ${r.height} (tip ${r.tip})`,
+    `built ${out}: ${r.network} height ${r.height} (tip ${r.tip}), ${how}`,
     `  blocks ${r.blocks.main} main, ${r.blocks.side} side, ${r.blocks.orphan} orphan; txs ${r.txs}`,
-    `  files ${r.files}, bytes ${r.bytes}`,
+    `  files ${r.files}, bytes ${r.bytes}; written ${r.written}, unchanged ${r.unchanged}, deleted ${r.deleted}`,
     `  addresses ${r.addresses} (${r.cappedAddresses} capped); names ${r.names} (${r.nonUtf8Names} records not UTF-8)`,
     `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
   ];
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
           .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
           .option('max-address-txouts', { type: 'number', default: 10000, describe: 'cap on outputs per address document (0 = none)' })
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
+          .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
+          .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
           .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
@@ -51,6 +54,8 @@ async function main(): Promise<void> {
             source,
             height: argv.height,
             outDir: out,
+            stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
+            full: argv.full,
             pretty: argv.pretty,
             maxAddressTxouts: argv['max-address-txouts'],
             hosts: argv.host as HostName[] | undefined,
