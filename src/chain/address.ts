@@ -58,6 +58,20 @@ function plainScriptAddress(script: Uint8Array, net: Network): string | undefine
  * unknown witness versions and non-standard scripts.
  */
 export function scriptAddress(script: Uint8Array, net: Network): string | undefined {
+  // Encoding (base58check with a pure-JS sha256) costs ~8 µs, and the same
+  // scripts come back again and again (each output is indexed and rendered,
+  // addresses are reused): a bounded cache keyed by network and script.
+  if (script.length > 100) return uncachedScriptAddress(script, net);
+  const key = net.name + Buffer.from(script.buffer, script.byteOffset, script.byteLength).toString('latin1');
+  const hit = addressCache.get(key);
+  if (hit !== undefined) return hit === NONE ? undefined : hit;
+  const address = uncachedScriptAddress(script, net);
+  if (addressCache.size >= ADDRESS_CACHE_SIZE) addressCache.delete(addressCache.keys().next().value!);
+  addressCache.set(key, address ?? NONE);
+  return address;
+}
+
+function uncachedScriptAddress(script: Uint8Array, net: Network): string | undefined {
   const b = script[0];
   if (b !== undefined && b >= 0x51 && b <= 0x53 && isNamecoin(net)) {
     const ns = parseNameScript(script);
@@ -65,6 +79,10 @@ export function scriptAddress(script: Uint8Array, net: Network): string | undefi
   }
   return plainScriptAddress(script, net);
 }
+
+const NONE = '';
+const ADDRESS_CACHE_SIZE = 65536;
+const addressCache = new Map<string, string>();
 
 function decodeBase58(addr: string, net: Network): DecodedAddress | undefined {
   let decoded: { version: number; hash: Uint8Array };

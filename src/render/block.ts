@@ -2,7 +2,7 @@ import type { AuxPow, Block, BlockHeader } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { merkleTree } from '../chain/merkle.js';
 import type { Network } from '../chain/networks.js';
-import { toJson, type JsonValue } from './json.js';
+import { toPlainJson, type JsonValue } from './json.js';
 import { txObject, type Spender, type TxRenderOptions } from './tx.js';
 
 function headerFields(h: BlockHeader): Record<string, JsonValue> {
@@ -62,5 +62,5 @@ export function renderBlock(
   nextBlock: string | undefined,
   pretty = false,
 ): string {
-  return toJson(blockObject(block, net, spenders, nextBlock), pretty);
+  return toPlainJson(blockObject(block, net, spenders, nextBlock), pretty);
 }

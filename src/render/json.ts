@@ -25,6 +25,14 @@ export function toJson(value: JsonValue, pretty = false): string {
   return pretty ? writePretty(value, 0) : writeCompact(value);
 }
 
+/**
+ * The same text for documents with no BigInt and no RawJson inside (tx,
+ * block, name): compact output goes through the native JSON.stringify.
+ */
+export function toPlainJson(value: JsonValue, pretty = false): string {
+  return pretty ? writePretty(value, 0) : JSON.stringify(value);
+}
+
 function writeCompact(v: JsonValue): string {
   if (v === null) return 'null';
   switch (typeof v) {

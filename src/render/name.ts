@@ -1,4 +1,4 @@
-import { toJson, type JsonValue } from './json.js';
+import { toPlainJson, type JsonValue } from './json.js';
 
 /** One name operation (firstupdate or update) with everything any variant can show. */
 export interface NameRecord {
@@ -44,8 +44,8 @@ function recordObject(r: NameRecord, w: ReadonlySet<WithFlag>): Record<string, J
  */
 export function renderName(history: readonly NameRecord[], q: NameQuery, pretty = false): string {
   if (history.length === 0) throw new Error('a name document needs at least one record');
-  if (q.history) return toJson(history.map((r) => recordObject(r, q.with)), pretty);
-  return toJson(recordObject(history[history.length - 1]!, q.with), pretty);
+  if (q.history) return toPlainJson(history.map((r) => recordObject(r, q.with)), pretty);
+  return toPlainJson(recordObject(history[history.length - 1]!, q.with), pretty);
 }
 
 /** Name and value bytes as text: UTF-8 when valid, else Latin-1 (one char per byte, never lossy). */

@@ -4,7 +4,7 @@ import type { Network } from '../chain/networks.js';
 import { scriptToAsm } from '../chain/script.js';
 import { isCoinbaseInput, normalizedId, type Tx } from '../chain/tx.js';
 import { toDisplayHex } from '../chain/hash.js';
-import { toJson, type JsonValue } from './json.js';
+import { toPlainJson, type JsonValue } from './json.js';
 
 /** The main-chain input that spends an output (`next_in`). */
 export interface Spender {
@@ -87,5 +87,5 @@ export function renderTx(
   placement: TxPlacement,
   pretty = false,
 ): string {
-  return toJson(txObject(tx, net, spenders, placement), pretty);
+  return toPlainJson(txObject(tx, net, spenders, placement), pretty);
 }

@@ -215,14 +215,42 @@ function writeOffChain(ctx: Ctx, previous: readonly string[], changes: Changes |
   return current;
 }
 
+/**
+ * The /tx documents read back for address documents: a transaction usually
+ * appears in several (its payer's and its payees'), so keep the recent ones.
+ */
+class TxTextCache {
+  private readonly texts = new Map<string, string>();
+  private size = 0;
+
+  constructor(
+    private readonly writer: SiteWriter,
+    private readonly maxChars = 32 << 20,
+  ) {}
+
+  get(txid: string): string {
+    let t = this.texts.get(txid);
+    if (t !== undefined) return t;
+    t = this.writer.readText(txPath(txid, 'json'));
+    this.texts.set(txid, t);
+    this.size += t.length;
+    while (this.size > this.maxChars) {
+      const [oldest, text] = this.texts.entries().next().value!;
+      this.texts.delete(oldest);
+      this.size -= text.length;
+    }
+    return t;
+  }
+}
+
 /** One address document, assembled from the /tx documents already in the tree. */
-function addressDocument(ctx: Ctx, address: string): string {
+function addressDocument(ctx: Ctx, cache: TxTextCache, address: string): string {
   const decoded = decodeAddress(address, ctx.net);
   if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${ctx.net.name}`);
   const texts = new Map<string, string>();
   const txText = (txid: string) => {
     let t = texts.get(txid);
-    if (t === undefined) texts.set(txid, (t = ctx.writer.readText(txPath(txid, 'json'))));
+    if (t === undefined) texts.set(txid, (t = cache.get(txid)));
     return t;
   };
   const receivers = new Set<string>();
@@ -264,6 +292,7 @@ async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<s
   const capped = new Set(changes ? ctx.meta.capped : []);
   const addresses: Iterable<string> = changes ? [...changes.addresses].sort() : (store.addrCount.getKeys() as Iterable<string>);
   const total = changes ? changes.addresses.size : store.addrCount.getCount();
+  const cache = new TxTextCache(writer);
   let done = 0;
   for (const address of addresses) {
     const count = store.addrCount.get(address)?.readUInt32LE(0) ?? 0;
@@ -272,7 +301,7 @@ async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<s
     else if (ctx.cap > 0 && count > ctx.cap) {
       capped.add(address);
       writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
-    } else writer.write(addressPath(address), addressDocument(ctx, address));
+    } else writer.write(addressPath(address), addressDocument(ctx, cache, address));
     ctx.progress.update(++done, total, 'addresses');
     if (done % 64 === 0) await writer.backpressure();
   }

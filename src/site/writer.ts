@@ -64,18 +64,30 @@ export interface WriteCounts {
   deleted: number;
 }
 
+/** One writer thread with its pending batch and the batches it has not answered yet. */
+interface Lane {
+  worker: Worker;
+  batch: Entry[];
+  batchBytes: number;
+  sent: Entry[][];
+}
+
+/** FNV-1a of a path: the same path always goes to the same thread, so its writes stay in order. */
+function laneOf(rel: string, lanes: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < rel.length; i++) h = Math.imul(h ^ rel.charCodeAt(i), 16777619);
+  return (h >>> 0) % lanes;
+}
+
 /**
- * Writes the site's files into a staging directory on a worker thread and
+ * Writes the site's files into a staging directory on worker threads and
  * records each written file's size and sha256 in the manifest database.
  * Callers `await backpressure()` in their loops so that a bounded amount of
  * data is in flight, and `await flush()` before reading back what they wrote.
  */
 export class SiteWriter {
-  private readonly worker: Worker;
-  private batch: Entry[] = [];
-  private batchBytes = 0;
+  private readonly lanes: Lane[];
   private inFlightBytes = 0;
-  private readonly sent: Entry[][] = [];
   private failure: Error | undefined;
   private waiters: (() => void)[] = [];
   readonly counts: WriteCounts = { written: 0, unchanged: 0, deleted: 0 };
@@ -84,15 +96,19 @@ export class SiteWriter {
     readonly root: string,
     private readonly files: Database<Buffer, string>,
     mode: WriteMode,
+    threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { root, mode } });
-    this.worker.on('message', (m: WorkerReply) => this.onDone(m));
-    this.worker.on('error', (e) => this.fail(e));
+    this.lanes = Array.from({ length: threads }, () => {
+      const lane: Lane = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: { root, mode } }), batch: [], batchBytes: 0, sent: [] };
+      lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
+      lane.worker.on('error', (e) => this.fail(e));
+      return lane;
+    });
   }
 
-  private onDone(m: WorkerReply): void {
-    const batch = this.sent.shift()!;
+  private onDone(lane: Lane, m: WorkerReply): void {
+    const batch = lane.sent.shift()!;
     if (m.error !== undefined) return this.fail(new Error(`writing ${this.root}: ${m.error}`));
     const digests = Buffer.from(m.digests!.buffer, m.digests!.byteOffset, m.digests!.byteLength);
     const status = m.status!;
@@ -128,9 +144,10 @@ export class SiteWriter {
 
   private push(rel: string, data: Uint8Array | null): void {
     if (this.failure) throw this.failure;
-    this.batch.push([rel, data]);
-    this.batchBytes += data?.length ?? 0;
-    if (this.batch.length >= 256 || this.batchBytes >= 1 << 20) this.post();
+    const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
+    lane.batch.push([rel, data]);
+    lane.batchBytes += data?.length ?? 0;
+    if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
   write(rel: string, data: string | Buffer): void {
@@ -141,13 +158,13 @@ export class SiteWriter {
     this.push(rel, null);
   }
 
-  private post(): void {
-    if (this.batch.length === 0) return;
-    this.sent.push(this.batch);
-    this.inFlightBytes += this.batchBytes;
-    this.worker.postMessage(this.batch);
-    this.batch = [];
-    this.batchBytes = 0;
+  private post(lane: Lane): void {
+    if (lane.batch.length === 0) return;
+    lane.sent.push(lane.batch);
+    this.inFlightBytes += lane.batchBytes;
+    lane.worker.postMessage(lane.batch);
+    lane.batch = [];
+    lane.batchBytes = 0;
   }
 
   private async waitUntil(done: () => boolean): Promise<void> {
@@ -163,8 +180,8 @@ export class SiteWriter {
 
   /** Resolves once everything written so far is on disk and in the manifest database. */
   flush(): Promise<void> {
-    this.post();
-    return this.waitUntil(() => this.sent.length === 0);
+    for (const lane of this.lanes) this.post(lane);
+    return this.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
   }
 
   readText(rel: string): string {
@@ -172,7 +189,7 @@ export class SiteWriter {
   }
 
   async close(): Promise<void> {
-    await this.worker.terminate();
+    await Promise.all(this.lanes.map((l) => l.worker.terminate()));
   }
 }
 
