@@ -6,7 +6,8 @@ import { parseBlock } from '../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { blockWork } from '../src/chain/work.js';
-import { openBlocksDir, xorAt, type BlocksDirSource } from '../src/source/blkdir.js';
+import { xorObfuscate } from '../src/chain/blkfile.js';
+import { openBlocksDir, type BlocksDirSource } from '../src/source/blkdir.js';
 import { expandHome, openSource } from '../src/source/index.js';
 import type { OffChainBlock, SourceBlock } from '../src/source/types.js';
 import { chainPath, framedBlocks, HAVE_SHARED, readChain, SKIP_SHARED_REASON } from './helpers.js';
@@ -154,7 +155,7 @@ describe.skipIf(!HAVE_SHARED)('blocks dir source (real chain data)', () => {
         data = Buffer.concat([Buffer.from('garbage!'), bad, data, frame(BTC.magic, [shuffled[0]!])]);
       }
       data = Buffer.concat([data, Buffer.alloc(4096)]); // pre-allocated zero tail
-      xorAt(data, 0, key);
+      xorObfuscate(data, 0, key);
       writeFileSync(join(dir, `blk${String(fi).padStart(5, '0')}.dat`), data);
     }
     expect(k).toBe(600);

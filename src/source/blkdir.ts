@@ -10,6 +10,7 @@
  */
 import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { xorObfuscate } from '../chain/blkfile.js';
 import { HEADER_SIZE, parseBlock } from '../chain/block.js';
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
@@ -59,16 +60,6 @@ interface BlkFile {
   size: number;
 }
 
-/** XORs `buf` in place with the 8-byte key, as it sits at `filePos` in the file. */
-export function xorAt(buf: Uint8Array, filePos: number, key: Uint8Array | undefined): void {
-  if (!key) return;
-  let k = filePos % 8;
-  for (let i = 0; i < buf.length; i++) {
-    buf[i]! ^= key[k]!;
-    k = (k + 1) & 7;
-  }
-}
-
 /** Windowed, XOR-decoding positional reader over one file (pass 1). */
 class WindowReader {
   private win = Buffer.alloc(0);
@@ -91,7 +82,7 @@ class WindowReader {
       this.bytesRead += bytesRead;
       this.win = buf.subarray(0, bytesRead);
       this.winStart = pos;
-      xorAt(this.win, pos, this.key);
+      xorObfuscate(this.win, pos, this.key);
     }
     return { buf: this.win, start: this.winStart };
   }
@@ -333,7 +324,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     if (bytesRead !== len) {
       throw new Error(`${f.name} offset ${pos - 8}: block ${tree.hashHex(i)} cut short (${bytesRead} of ${len} bytes; file changed since the scan?)`);
     }
-    xorAt(buf, pos, key);
+    xorObfuscate(buf, pos, key);
     const h = sha256d(buf.subarray(0, HEADER_SIZE));
     if (!h.equals(tree.hash(i))) {
       throw new Error(`${f.name} offset ${pos - 8}: expected block ${tree.hashHex(i)}, read ${toDisplayHex(h)} (file changed since the scan?)`);
@@ -456,7 +447,7 @@ async function lowestHeightHint(
     try {
       const buf = Buffer.alloc(lenOf[root]!);
       await fh.read(buf, 0, buf.length, posOf[root]!);
-      xorAt(buf, posOf[root]!, key);
+      xorObfuscate(buf, posOf[root]!, key);
       const block = parseBlock(buf, { auxpow: network.auxpow });
       const script = block.txs[0]?.inputs[0]?.script;
       if (block.header.version < 2 || !script || script.length < 2) return out;

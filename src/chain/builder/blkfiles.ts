@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Network } from '../networks.js';
+import { xorObfuscate } from '../blkfile.js';
 import { Prng } from './prng.js';
 
 /** Bitcoin Core's MAX_BLOCKFILE_SIZE. */
@@ -43,12 +44,6 @@ export interface WrittenBlocksDir {
   records: WrittenRecord[];
 }
 
-/** The 8 XOR key bytes applied to `buf`, which starts at `fileOffset` of its file. */
-export function xorInPlace(buf: Buffer, key: Buffer, fileOffset: number): void {
-  if (key.length !== 8) throw new Error('xor key must be 8 bytes');
-  for (let i = 0; i < buf.length; i++) buf[i]! ^= key[(fileOffset + i) & 7]!;
-}
-
 /**
  * Writes `blocks` as a node's blocks directory: blk00000.dat, blk00001.dat, …
  * of `magic | size LE | block` records, plus xor.dat when a key is given.
@@ -71,7 +66,7 @@ export function writeBlocksDir(blocks: Iterable<{ raw: Buffer; hash?: string }>,
     if (size === 0) return;
     const name = `blk${String(files.length).padStart(5, '0')}.dat`;
     const data = Buffer.concat(parts, size);
-    if (opts.xorKey) xorInPlace(data, opts.xorKey, 0);
+    xorObfuscate(data, 0, opts.xorKey);
     let out = data;
     if (opts.chunkSize) {
       const padded = Math.ceil(size / opts.chunkSize) * opts.chunkSize;
