@@ -19,7 +19,16 @@ const { createHash } = require('node:crypto');
 const { dirname, join } = require('node:path');
 const dirs = new Set();
 const update = workerData.mode === 'update';
-parentPort.on('message', (batch) => {
+parentPort.on('message', ({ paths, ends, data: block }) => {
+  // One transferred buffer per batch (no per-file copies between threads); -1: delete.
+  const bytesOf = Buffer.from(block);
+  let start = 0;
+  const batch = paths.map((rel, i) => {
+    if (ends[i] < 0) return [rel, null];
+    const d = bytesOf.subarray(start, ends[i]);
+    start = ends[i];
+    return [rel, d];
+  });
   const digests = Buffer.alloc(batch.length * 32);
   const status = new Uint8Array(batch.length); // 0 written, 1 unchanged, 2 deleted, 3 absent
   let bytes = 0;
@@ -47,7 +56,7 @@ parentPort.on('message', (batch) => {
       }
       createHash('sha256').update(data).digest().copy(digests, i * 32);
     });
-    parentPort.postMessage({ digests, status, bytes });
+    parentPort.postMessage({ digests, status, bytes }, [digests.buffer, status.buffer]);
   } catch (e) {
     parentPort.postMessage({ error: String((e && e.message) || e) });
   }
@@ -69,7 +78,8 @@ interface Lane {
   worker: Worker;
   batch: Entry[];
   batchBytes: number;
-  sent: Entry[][];
+  /** Batches posted and not answered yet: their paths and each file's size (-1: a deletion). */
+  sent: { paths: string[]; sizes: Int32Array }[];
 }
 
 /** FNV-1a of a path: the same path always goes to the same thread, so its writes stay in order. */
@@ -108,19 +118,19 @@ export class SiteWriter {
   }
 
   private onDone(lane: Lane, m: WorkerReply): void {
-    const batch = lane.sent.shift()!;
+    const { paths, sizes } = lane.sent.shift()!;
     if (m.error !== undefined) return this.fail(new Error(`writing ${this.root}: ${m.error}`));
     const digests = Buffer.from(m.digests!.buffer, m.digests!.byteOffset, m.digests!.byteLength);
     const status = m.status!;
     this.files.transactionSync(() => {
-      batch.forEach(([rel, data], i) => {
+      paths.forEach((rel, i) => {
         if (status[i] === 1) this.counts.unchanged++;
         else if (status[i] === 2 || status[i] === 3) {
           if (status[i] === 2) this.counts.deleted++;
           this.files.remove(rel);
         } else {
           const entry = Buffer.allocUnsafe(40);
-          entry.writeBigUInt64LE(BigInt(data!.length), 0);
+          entry.writeBigUInt64LE(BigInt(sizes[i]!), 0);
           digests.copy(entry, 8, i * 32, i * 32 + 32);
           this.files.put(rel, entry);
           this.counts.written++;
@@ -160,9 +170,22 @@ export class SiteWriter {
 
   private post(lane: Lane): void {
     if (lane.batch.length === 0) return;
-    lane.sent.push(lane.batch);
+    const data = new Uint8Array(lane.batchBytes);
+    const ends = new Int32Array(lane.batch.length);
+    const sizes = new Int32Array(lane.batch.length);
+    let at = 0;
+    lane.batch.forEach(([, bytes], i) => {
+      if (bytes === null) ends[i] = sizes[i] = -1;
+      else {
+        data.set(bytes, at);
+        ends[i] = at += bytes.length;
+        sizes[i] = bytes.length;
+      }
+    });
+    const paths = lane.batch.map(([rel]) => rel);
+    lane.sent.push({ paths, sizes });
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage(lane.batch);
+    lane.worker.postMessage({ paths, ends, data: data.buffer }, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }
