@@ -1,4 +1,4 @@
-// npm run bench:incremental [-- --tx 200000 --percent 1]
+// npm run bench:incremental [-- --tx 200000 --percent 1 --dir /dev/shm]
 // Builds a builder-made Namecoin regtest chain (blocks dir) up to (100 − p)% of
 // its blocks, then extends it to the tip: time and files written by the
 // incremental run compared with a full build at the tip.
@@ -29,7 +29,8 @@ async function timed(blocksDir: string, outDir: string, height: number): Promise
 
 const txCount = arg('tx', 200_000);
 const percent = arg('percent', 1);
-const root = mkdtempSync(join(tmpdir(), 'snapshot-bench-inc-'));
+const dirArg = process.argv.indexOf('--dir');
+const root = mkdtempSync(join(dirArg === -1 ? tmpdir() : process.argv[dirArg + 1]!, 'snapshot-bench-inc-'));
 try {
   const blocksDir = join(root, 'blocks');
   writeBlocksDir(generateChain({ network: net, seed: 'bench', txCount, txPerBlock: 200 }), blocksDir, { network: net });
