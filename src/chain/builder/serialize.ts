@@ -1,3 +1,4 @@
+import type { BlockHeader } from '../block.js';
 import { sha256d, sha256dParts, toDisplayHex } from '../hash.js';
 import { merkleRoot } from '../merkle.js';
 import { bitsToTarget } from '../work.js';
@@ -98,15 +99,8 @@ export function serializeTx(tx: TxData): SerializedTx {
   return { raw, hash, whash, txid: toDisplayHex(hash), hasWitness: r.witness };
 }
 
-export interface HeaderData {
-  version: number;
-  /** Internal byte order. */
-  prevHash: Buffer;
-  merkleRoot: Buffer;
-  time: number;
-  bits: number;
-  nonce: number;
-}
+/** The header fields a block is built from (hashes in internal byte order). */
+export type HeaderData = Pick<BlockHeader, 'version' | 'prevHash' | 'merkleRoot' | 'time' | 'bits' | 'nonce'>;
 
 export function serializeHeader(h: HeaderData): Buffer {
   const b = Buffer.allocUnsafe(80);
