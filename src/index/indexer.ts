@@ -19,12 +19,12 @@ import {
  * whose document embeds that transaction (those its outputs pay and those its
  * inputs spend from). Only incremental builds need it.
  */
-export type PrevoutResolver = (prevHash: Buffer) => { height: number; addresses: Iterable<string> } | undefined;
+export type PrevoutResolver = (prevHash: Buffer) => { height: number; index: number; addresses: Iterable<string> } | undefined;
 
 /** What applying or undoing one block touched, for deciding which documents change. */
 export interface BlockEffects {
-  /** Heights of transactions whose outputs this block spends (their next_in changes). */
-  spentHeights: Set<number>;
+  /** Transactions (height, index in block) whose outputs this block spends: their next_in changes. */
+  spentTxs: [number, number][];
   /** Addresses paid by this block and, with a resolver, those whose outputs it spends. */
   addresses: Set<string>;
   /** Names operated on (bytes as latin1). */
@@ -62,7 +62,7 @@ export function applyBlock(
   height: number,
   resolve?: PrevoutResolver,
 ): BlockEffects {
-  const fx: BlockEffects = { spentHeights: new Set(), addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() };
+  const fx: BlockEffects = { spentTxs: [], addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() };
   const d = fx.delta;
   let branchHashes: Buffer[] | undefined;
   store.root.transactionSync(() => {
@@ -77,9 +77,11 @@ export function applyBlock(
       d.txs++;
       d.txins += tx.inputs.length;
       d.txouts += tx.outputs.length;
-      const loc = Buffer.allocUnsafe(8);
+      const loc = Buffer.allocUnsafe(16);
       loc.writeUInt32LE(height, 0);
       loc.writeUInt32LE(ti, 4);
+      loc.writeUInt32LE(tx.raw.byteOffset - block.raw.byteOffset, 8);
+      loc.writeUInt32LE(tx.raw.length, 12);
       for (let vin = 0; vin < tx.inputs.length; vin++) {
         const input = tx.inputs[vin]!;
         if (isCoinbaseInput(input)) continue;
@@ -92,7 +94,7 @@ export function applyBlock(
         if (resolve) {
           const prev = resolve(input.prevHash);
           if (prev) {
-            fx.spentHeights.add(prev.height);
+            fx.spentTxs.push([prev.height, prev.index]);
             for (const a of prev.addresses) fx.addresses.add(a);
           }
         }
@@ -143,7 +145,7 @@ export function applyBlock(
 
 /** Removes one block (the current tip) from the index: the exact inverse of applyBlock. */
 export function undoBlock(store: Store, net: Network, namecoin: boolean, block: Block, height: number, resolve?: PrevoutResolver): BlockEffects {
-  const fx: BlockEffects = { spentHeights: new Set(), addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() };
+  const fx: BlockEffects = { spentTxs: [], addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() };
   store.root.transactionSync(() => {
     const rec = store.heights.get(height);
     if (!rec || rec.hash !== block.header.id) throw new Error(`index: height ${height} is not block ${block.header.id}`);
@@ -177,7 +179,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         if (resolve) {
           const prev = resolve(input.prevHash);
           if (prev) {
-            fx.spentHeights.add(prev.height);
+            fx.spentTxs.push([prev.height, prev.index]);
             for (const a of prev.addresses) fx.addresses.add(a);
           }
         }

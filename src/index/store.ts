@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 
 /** Bumped whenever the layout below changes: an index of another format means a full build. */
-export const STORE_FORMAT = 2;
+export const STORE_FORMAT = 3;
 
 /**
  * The persistent index (LMDB) beside the output: everything that needs
@@ -14,7 +14,7 @@ export const STORE_FORMAT = 2;
  * - spent:     outpoint(36) → spender txid(32, internal) ‖ vin(u32 LE)
  * - p2sh:      outpoint(36) → '' for every P2SH output (to classify its spend)
  * - coinbases: txid(32) → u32 height   (BIP30 duplicate detection)
- * - txloc:     txid(32) → u32 height ‖ u32 index in block
+ * - txloc:     txid(32) → u32 height ‖ u32 index in block ‖ u32 offset in block ‖ u32 length (LE)
  * - addrOuts:  address ‖ 0x00 ‖ u32 height ‖ u32 tx index ‖ u32 vout (BE) → u64 value ‖ txid(32)
  * - addrCount: address → u32 outputs paid to it
  * - names:     u16 len ‖ name ‖ u32 height ‖ u32 tx index ‖ u32 vout (BE) → NameOpRecord
@@ -81,7 +81,7 @@ export interface NameOpRecord {
 export function openStore(dir: string): Store {
   const path = join(dir, 'lmdb');
   mkdirSync(path, { recursive: true });
-  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, mapSize: 2 ** 38 }) as RootDatabase;
+  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: true }) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
     root,

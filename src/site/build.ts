@@ -4,7 +4,7 @@ import { decodeAddress, scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { fromDisplayHex, toDisplayHex } from '../chain/hash.js';
 import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
-import { isCoinbaseInput, type Tx } from '../chain/tx.js';
+import { isCoinbaseInput, parseTx, type Tx } from '../chain/tx.js';
 import { blockWork } from '../chain/work.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from '../index/indexer.js';
@@ -83,7 +83,10 @@ export interface BuildReport {
 
 /** Documents that change in this run (incremental builds only; a full build renders everything). */
 interface Changes {
+  /** Blocks whose every document is rendered again (new ones). */
   heights: Set<number>;
+  /** Older blocks whose block document changes, with the txs in them whose documents change. */
+  touched: Map<number, Set<number>>;
   removedTxs: Set<string>;
   removedBlocks: Set<string>;
   appliedBlocks: Set<string>;
@@ -110,25 +113,17 @@ function blockAt(store: Store, spill: BlocksSpill, net: Network, height: number)
   return { block: parseBlock(spill.read(rec), { auxpow: net.auxpow }), hash: rec.hash, time: rec.time };
 }
 
-/** Finds an earlier transaction through the index and the block spill (small caches). */
+/** Finds an earlier transaction through the index: its bytes sit in the block spill. */
 function prevoutResolver(store: Store, spill: BlocksSpill, net: Network): PrevoutResolver {
-  const blocks = new Map<string, Block>();
-  const related = new Map<string, { height: number; addresses: string[] }>();
+  const related = new Map<string, { height: number; index: number; addresses: string[] }>();
   const findTx = (txHash: Buffer) => {
     const loc = store.txloc.get(txHash);
     if (!loc) return undefined;
     const height = loc.readUInt32LE(0);
     const rec = store.heights.get(height);
     if (!rec) return undefined;
-    const key = `${height}:${rec.hash}`;
-    let block = blocks.get(key);
-    if (!block) {
-      block = parseBlock(spill.read(rec), { auxpow: net.auxpow });
-      if (blocks.size >= 128) blocks.delete(blocks.keys().next().value!);
-      blocks.set(key, block);
-    }
-    const tx = block.txs[loc.readUInt32LE(4)];
-    return tx && { height, tx };
+    const tx = parseTx(spill.read({ offset: rec.offset + loc.readUInt32LE(8), length: loc.readUInt32LE(12) }));
+    return { height, index: loc.readUInt32LE(4), tx };
   };
   const outputAddresses = (tx: Tx) => tx.outputs.map((o) => scriptAddress(o.script, net)).filter((a): a is string => a !== undefined);
   return (prevHash) => {
@@ -144,8 +139,8 @@ function prevoutResolver(store: Store, spill: BlocksSpill, net: Network): Prevou
       const a = out && scriptAddress(out.script, net);
       if (a !== undefined) addresses.add(a);
     }
-    const res = { height: found.height, addresses: [...addresses] };
-    if (related.size >= 4096) related.delete(related.keys().next().value!);
+    const res = { height: found.height, index: found.index, addresses: [...addresses] };
+    if (related.size >= 65536) related.delete(related.keys().next().value!);
     related.set(key, res);
     return res;
   };
@@ -170,13 +165,14 @@ function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Bu
   writer.write(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-/** A main-chain block and all its transactions. */
-function writeHeight(ctx: Ctx, height: number): void {
+/** A main-chain block and its transactions (only those in `onlyTxs` when given). */
+function writeHeight(ctx: Ctx, height: number, onlyTxs?: ReadonlySet<number>): void {
   const { net, store, writer, pretty } = ctx;
   const { block, hash, time } = blockAt(store, ctx.spill, net, height);
   const placement = { block: hash, height, time };
   const spenders = block.txs.map((tx) => spendersOf(store, tx.hash, tx.outputs.length));
   block.txs.forEach((tx, ti) => {
+    if (onlyTxs && !onlyTxs.has(ti)) return;
     writer.write(txPath(tx.txid, 'json'), renderTx(tx, net, spenders[ti]!, placement, pretty));
     writer.write(txPath(tx.txid, 'bin'), tx.raw);
     writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));
@@ -185,11 +181,11 @@ function writeHeight(ctx: Ctx, height: number): void {
   writeBlockFiles(writer, hash, renderBlock(block, net, spenders, next, pretty), block.raw);
 }
 
-async function writeTxsAndBlocks(ctx: Ctx, heights: Iterable<number>, total: number): Promise<void> {
+async function writeTxsAndBlocks(ctx: Ctx, heights: Iterable<number>, total: number, touched?: ReadonlyMap<number, ReadonlySet<number>>): Promise<void> {
   ctx.progress.begin('txs and blocks');
   let done = 0;
   for (const h of heights) {
-    writeHeight(ctx, h);
+    writeHeight(ctx, h, touched?.get(h));
     ctx.progress.update(++done, total, 'blocks');
     await ctx.writer.backpressure();
   }
@@ -377,7 +373,11 @@ function chainCounters(ctx: Ctx, side: number, orphan: number): ChainCounters {
 
 function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
   if (!changes) return;
-  for (const h of fx.spentHeights) changes.heights.add(h);
+  for (const [h, i] of fx.spentTxs) {
+    let txs = changes.touched.get(h);
+    if (!txs) changes.touched.set(h, (txs = new Set()));
+    txs.add(i);
+  }
   for (const a of fx.addresses) changes.addresses.add(a);
   for (const n of fx.names) changes.names.add(n);
 }
@@ -427,7 +427,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   try {
     const changes: Changes | undefined = full
       ? undefined
-      : { heights: new Set(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
+      : { heights: new Set(), touched: new Map(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
     const resolve = full ? undefined : prevoutResolver(store, spill, net);
 
     // The highest height where the index and the source agree.
@@ -475,7 +475,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       progress.update(sb.height - fork, height - fork, 'blocks');
     }
     if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
-    if (changes && fork >= 0) changes.heights.add(fork); // its next_block appears or changes
+    if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
 
     let side = 0;
     let orphan = 0;
@@ -495,8 +495,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const ctx: Ctx = { net, namecoin, store, spill, writer, height, pretty: opts.pretty ?? false, cap, progress, meta };
 
     if (changes) {
-      const dirty = [...changes.heights].filter((h) => h <= height).sort((a, b) => a - b);
-      await writeTxsAndBlocks(ctx, dirty, dirty.length);
+      for (const h of changes.heights) changes.touched.delete(h); // rendered whole
+      const dirty = [...new Set([...changes.heights, ...changes.touched.keys()])].filter((h) => h <= height).sort((a, b) => a - b);
+      await writeTxsAndBlocks(ctx, dirty, dirty.length, changes.touched);
       for (const txid of changes.removedTxs) {
         if (store.txloc.get(fromDisplayHex(txid))) continue;
         for (const ext of ['json', 'bin', 'hex'] as const) writer.delete(txPath(txid, ext));
