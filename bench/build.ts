@@ -29,10 +29,29 @@ interface RunResult {
   bytes: number;
   txs: number;
   maxRssMiB: number;
+  /** Peak anonymous memory (heap, buffers, thread stacks): RSS less mapped file pages (LMDB's index). */
+  maxAnonMiB: number;
+}
+
+/** Samples RssAnon from /proc/self/status (Linux) every 100 ms; returns a function giving the peak in MiB. */
+function anonSampler(): () => number {
+  let peak = 0;
+  const sample = () => {
+    const m = /RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+  };
+  const timer = setInterval(sample, 100);
+  timer.unref();
+  return () => {
+    sample();
+    clearInterval(timer);
+    return peak;
+  };
 }
 
 async function child(): Promise<void> {
   const [, , , mode, a, b] = process.argv as string[];
+  const anonPeak = anonSampler();
   const t0 = performance.now();
   let files = 0;
   let bytes = 0;
@@ -65,11 +84,11 @@ async function child(): Promise<void> {
       }
       seconds += (performance.now() - start) / 1000;
     }
-    const res: RunResult = { seconds, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024 };
+    const res: RunResult = { seconds, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
     process.stdout.write(JSON.stringify(res));
     return;
   }
-  const res: RunResult = { seconds: (performance.now() - t0) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024 };
+  const res: RunResult = { seconds: (performance.now() - t0) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
   process.stdout.write(JSON.stringify(res));
 }
 
@@ -80,7 +99,7 @@ function run(mode: string, a: string, b: string): RunResult {
 
 function line(label: string, r: RunResult): string {
   const mb = r.bytes / 1e6;
-  return `${label.padEnd(14)} ${r.seconds.toFixed(1).padStart(7)} s  ${(r.txs / r.seconds).toFixed(0).padStart(7)} tx/s  ${(r.files / r.seconds).toFixed(0).padStart(7)} files/s  ${(mb / r.seconds).toFixed(1).padStart(6)} MB/s  peak RSS ${r.maxRssMiB.toFixed(0)} MiB`;
+  return `${label.padEnd(14)} ${r.seconds.toFixed(1).padStart(7)} s  ${(r.txs / r.seconds).toFixed(0).padStart(7)} tx/s  ${(r.files / r.seconds).toFixed(0).padStart(7)} files/s  ${(mb / r.seconds).toFixed(1).padStart(6)} MB/s  peak RSS ${r.maxRssMiB.toFixed(0)} MiB (anonymous ${r.maxAnonMiB.toFixed(0)} MiB)`;
 }
 
 async function measure(txCount: number, root: string): Promise<RunResult> {
@@ -110,7 +129,8 @@ async function main(): Promise<void> {
     const base = await measure(txCount, root);
     if (scale > 1) {
       const big = await measure(txCount * scale, root);
-      console.log(`peak RSS ${base.maxRssMiB.toFixed(0)} MiB at ${txCount} txs vs ${big.maxRssMiB.toFixed(0)} MiB at ${txCount * scale} txs (${((big.maxRssMiB / base.maxRssMiB - 1) * 100).toFixed(0)}%)`);
+      const pct = (x: number, y: number) => `${((y / x - 1) * 100).toFixed(0)}%`;
+      console.log(`peak RSS ${base.maxRssMiB.toFixed(0)} → ${big.maxRssMiB.toFixed(0)} MiB (${pct(base.maxRssMiB, big.maxRssMiB)}), anonymous ${base.maxAnonMiB.toFixed(0)} → ${big.maxAnonMiB.toFixed(0)} MiB (${pct(base.maxAnonMiB, big.maxAnonMiB)}) from ${txCount} to ${txCount * scale} txs`);
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
