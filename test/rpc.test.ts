@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { openBlocksDir } from '../src/source/blkdir.js';
 import { openSource } from '../src/source/index.js';
 import { defaultCookiePath, openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadBlocks, type Chain } from './fake-node.js';
-import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
 
 const REGTEST = NETWORKS['bitcoin-regtest'];
 const TIP_103 = '7474991c2ae3c94c4813d75b4c752028304b773dd4dce8d460dfa2d1e7b542a3';

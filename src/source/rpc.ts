@@ -211,7 +211,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   }
 
   /** Runs `attempt` until it succeeds, retrying TransientErrors with capped exponential back-off. */
-  async function withRetry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+  async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
     const started = Date.now();
     let delay = retryInitialMs;
     let tries = 0;
@@ -245,7 +245,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   }
 
   async function call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    return withRetry(method, async () => {
+    return withRetry(async () => {
       const { status, json } = await post({ jsonrpc: '1.0', id: nextId++, method, params }, method);
       return checkAnswer(json as RpcAnswer, method, status) as T;
     });
@@ -254,7 +254,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   /** One batch; per-item answers in request order (RpcError objects for failed items). */
   async function batch(method: string, paramsList: unknown[][]): Promise<(unknown | RpcError)[]> {
     if (paramsList.length === 0) return [];
-    return withRetry(`${method} batch`, async () => {
+    return withRetry(async () => {
       const first = nextId;
       nextId += paramsList.length;
       const body = paramsList.map((params, k) => ({ jsonrpc: '1.0', id: first + k, method, params }));

@@ -457,7 +457,7 @@ export class ChainBuilder {
     // Namecoin: names last updated `depth` blocks ago expire now; their coins become unspendable.
     const depth = this.network.nameExpirationDepth?.(height);
     if (depth !== undefined) {
-      for (const [name, e] of this.nameState) {
+      for (const e of this.nameState.values()) {
         if (e.height + depth <= height) {
           const coin = this.utxo.get(e.key);
           if (coin) this.apply(ctx.ops, { t: 'del', key: e.key, coin });
