@@ -230,6 +230,22 @@ describe.skipIf(!HAVE_SHARED)('JSON-RPC source (fake node over real regtest bloc
     expect(err.message).toMatch(/reorg\) at height 103: block 7474991c.* was replaced by/);
   });
 
+  it('a scan from a later height: nothing above the tip is a no-op; the block below anchors the scan', async () => {
+    const node = await startNode();
+    const src = await openRpc(node.url, { ...FAST, network: REGTEST, maxBlockBatch: 5 });
+    expect(await collect(src.mainChain(103, 104))).toEqual([]);
+    expect(await collect(src.mainChain(80, 81))).toEqual([]);
+    expect((await collect(src.mainChain(103, 90))).map((b) => b.hash)).toEqual(main.slice(90).map(blockId));
+    // the block below `from` changed (a reorg at 60 while the scan starts at 91): named, not "height 0"
+    const alt = main.slice(0, 60);
+    for (let h = 60; h < main.length; h++) alt.push(variant(main[h]!, h === 60 ? undefined : sha256d(alt[h - 1]!.subarray(0, 80)), 0x0f0f0f0f));
+    const err = (await (async () => {
+      for await (const b of src.mainChain(103, 91)) if (b.height === 100) node.setChain({ main: alt, side: [] });
+    })().catch((e: unknown) => e)) as Error;
+    expect(err.message, err.message).toMatch(new RegExp(`reorg\\) at or below height 90: block ${blockId(main[90]!)} was replaced by ${blockId(alt[90]!)}`));
+    await src.close();
+  });
+
   it('network: taken from the node when unambiguous, else --network is required; mismatches are errors', async () => {
     const node = await startNode();
     await expect(openRpc(node.url, FAST)).rejects.toThrow(/chain "regtest" with genesis 0f9188f1.* could be bitcoin-regtest or namecoin-regtest; pass --network/);

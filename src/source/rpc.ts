@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { HEADER_SIZE } from '../chain/block.js';
-import { sha256d, toDisplayHex } from '../chain/hash.js';
+import { fromDisplayHex, sha256d, toDisplayHex } from '../chain/hash.js';
 import { NETWORKS, type Network, type NetworkName } from '../chain/networks.js';
 import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
@@ -334,8 +334,12 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     return raw;
   };
 
-  /** Lowest height at or below `upTo` where the node's chain differs from ours. */
-  async function findFork(ours: Buffer, upTo: number): Promise<{ height: number; theirs: string }> {
+  /**
+   * Lowest height in lo..upTo where the node's chain differs from ours (`ours` holds our
+   * hashes from `lo` on); -1 when the node agrees at `upTo`. A difference at `lo` itself means
+   * the fork is at or below `lo`.
+   */
+  async function findFork(ours: Buffer, lo: number, upTo: number): Promise<{ height: number; theirs: string }> {
     const nodeHash = async (h: number): Promise<string> => {
       try {
         return await call<string>('getblockhash', [h]);
@@ -345,7 +349,6 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       }
     };
     const oursAt = (h: number): string => toDisplayHex(ours.subarray(h * 32, h * 32 + 32));
-    let lo = 0;
     let hi = upTo;
     let theirs = await nodeHash(hi);
     if (theirs === oursAt(hi)) return { height: -1, theirs };
@@ -362,17 +365,18 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     return { height: hi, theirs: hi === upTo ? theirs : await nodeHash(hi) };
   }
 
-  async function reorgError(ours: Buffer, upTo: number, detectedAt: number): Promise<Error> {
+  async function reorgError(ours: Buffer, lo: number, upTo: number, detectedAt: number): Promise<Error> {
     let fork: { height: number; theirs: string };
     try {
-      fork = await findFork(ours, upTo);
+      fork = await findFork(ours, lo, upTo);
     } catch {
       fork = { height: -1, theirs: '?' };
     }
     const h = fork.height >= 0 ? fork.height : detectedAt;
     const oursHash = fork.height >= 0 ? toDisplayHex(ours.subarray(h * 32, h * 32 + 32)) : '?';
+    const at = fork.height === lo && lo > 0 ? 'at or below' : 'at';
     return new Error(
-      `RPC ${where}: the node's chain changed during the scan (reorg) at height ${h}` +
+      `RPC ${where}: the node's chain changed during the scan (reorg) ${at} height ${h}` +
         (fork.height >= 0 ? `: block ${oursHash} was replaced by ${fork.theirs}` : ` (seen at height ${detectedAt})`) +
         `; stopped without mixing chains, run again`,
     );
@@ -402,7 +406,16 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       if (!Number.isInteger(height) || height < 0) throw new Error(`${description}: invalid height ${height}`);
       await aboveTip(height);
       const limit = pLimit(concurrency);
-      const ours = Buffer.alloc((height + 1) * 32);
+      const ours = Buffer.alloc((height + 1) * 32); // our hashes (internal order) from `lo` on
+      // The block below `from` anchors the scan: the first block must build on it, and the
+      // final re-check (and the fork search) only looks at heights from it up.
+      const lo = Math.max(0, from - 1);
+      let prev: Buffer | undefined;
+      if (from > 0) {
+        if (from > height + 1) throw new Error(`${description}: scan from ${from} starts above height ${height} + 1`);
+        prev = fromDisplayHex(await call<string>('getblockhash', [from - 1]));
+        prev.copy(ours, lo * 32);
+      }
       let avgSize = 0;
       let sizeSamples = 0;
       let scheduled = from; // next height to schedule
@@ -447,7 +460,6 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       };
       try {
         fill();
-        let prev: Buffer | undefined;
         while (queue.length > 0) {
           const chunk = await queue.shift()!;
           for (const r of chunk.raws) {
@@ -459,7 +471,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
             const h = chunk.from + k;
             const raw = chunk.raws[k]!;
             if (prev && !raw.subarray(4, 36).equals(prev)) {
-              throw await reorgError(ours, h - 1, h - 1);
+              throw await reorgError(ours, lo, h - 1, h - 1);
             }
             prev = sha256d(raw.subarray(0, HEADER_SIZE));
             prev.copy(ours, h * 32);
@@ -472,7 +484,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
           throw e;
         });
         if (now !== toDisplayHex(ours.subarray(height * 32, height * 32 + 32))) {
-          throw await reorgError(ours, height, height);
+          throw await reorgError(ours, lo, height, height);
         }
       } finally {
         limit.clearQueue();
