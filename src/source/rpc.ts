@@ -26,11 +26,17 @@ export interface RpcOptions {
   timeoutMs?: number;
   /** Batches in flight at once (default 4). */
   concurrency?: number;
-  /** Give up retrying a failing call after this long (default 120 s). */
+  /**
+   * Back-off budget of one failing call (default 120 s): it is tried
+   * `retryAttempts(giveUpMs, retryInitialMs, retryMaxMs)` times at most (20 with the
+   * defaults), so it gives up after giveUpMs plus the time the attempts themselves took.
+   */
   giveUpMs?: number;
   /** First back-off delay (default 250 ms); doubles per retry up to retryMaxMs (default 8 s). */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** Where each retry is announced, one line each (default: stderr). */
+  log?: (line: string) => void;
   /** Most blocks per getblock batch (default 50); batches aim at batchBytes (default 4 MiB) of blocks. */
   maxBlockBatch?: number;
   batchBytes?: number;
@@ -83,6 +89,17 @@ export function redactUrl(url: URL): string {
   const u = new URL(url.href);
   u.password = '';
   return u.href;
+}
+
+/** Attempts of one call the retry policy allows: the first, plus every back-off wait that fits in `giveUpMs`. */
+export function retryAttempts(giveUpMs: number, initialMs: number, maxMs: number): number {
+  let attempts = 1;
+  let waited = 0;
+  for (let delay = initialMs; waited + delay <= giveUpMs; delay = Math.min(delay * 2, maxMs)) {
+    waited += delay;
+    attempts++;
+  }
+  return attempts;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -139,6 +156,8 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   const concurrency = Math.max(1, opts.concurrency ?? 4);
   const maxBlockBatch = Math.max(1, opts.maxBlockBatch ?? 50);
   const batchBytes = opts.batchBytes ?? 4 * 1024 * 1024;
+  const maxAttempts = retryAttempts(giveUpMs, retryInitialMs, retryMaxMs);
+  const log = opts.log ?? ((line: string) => void process.stderr.write(line + '\n'));
   const warnings: string[] = [];
   const MAX_RETRY_WARNINGS = 50;
   let retryWarnings = 0;
@@ -197,20 +216,36 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
         throw new TransientError(`${what}: no answer within ${timeoutMs} ms`);
       }
+      const cause = e instanceof Error ? (e as Error & { cause?: Error & { code?: string } }).cause : undefined;
+      if (cause?.message === 'bad port') {
+        throw new FatalError(
+          `RPC ${where}: port ${endpoint.port} is refused by Node ("bad port": reserved for another protocol); give the node's RPC port (e.g. 8332 for Bitcoin, 8336 for Namecoin)`,
+        );
+      }
+      if (cause?.code?.startsWith('HPE_')) {
+        throw new FatalError(`RPC ${where}: ${what}: the answer is not HTTP (${cause.code}: ${cause.message}); is this the node's RPC port (not its P2P port)?`);
+      }
+      if (cause?.code === 'ENOTFOUND') throw new FatalError(`RPC ${where}: ${what}: host ${endpoint.hostname} not found`);
       throw new TransientError(`${what}: ${errorText(e)}`);
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
+      json = undefined;
+    }
+    const isAnswer = (a: unknown) => typeof a === 'object' && a !== null && !Array.isArray(a) && ('result' in a || 'error' in a);
+    if (!(Array.isArray(body) ? Array.isArray(json) ? json.every(isAnswer) : isAnswer(json) : isAnswer(json))) {
       if (res.status >= 500) throw new TransientError(`${what}: HTTP ${res.status}`);
-      if (res.status !== 200) throw new Error(`RPC ${where}: ${what}: HTTP ${res.status} ${text.slice(0, 200)}`);
-      throw new TransientError(`${what}: answer is not JSON (${text.length} bytes)`);
+      const type = res.headers.get('content-type')?.split(';')[0] ?? 'no content type';
+      throw new FatalError(
+        `RPC ${where}: ${what}: the answer is not JSON-RPC (HTTP ${res.status}, ${type}, ${text.length} bytes: ${JSON.stringify(text.slice(0, 60))}); is this a node's RPC endpoint?`,
+      );
     }
     return { status: res.status, json };
   }
 
-  /** Runs `attempt` until it succeeds, retrying TransientErrors with capped exponential back-off. */
+  /** Runs `attempt` until it succeeds, retrying TransientErrors with capped exponential back-off (each retry logged). */
   async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
     const started = Date.now();
     let delay = retryInitialMs;
@@ -222,9 +257,10 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
         if (!(e instanceof TransientError)) throw e;
         tries++;
         const elapsed = Date.now() - started;
-        if (elapsed + delay > giveUpMs) {
-          throw new Error(`RPC ${where}: giving up after ${tries} attempt(s) over ${elapsed} ms: ${e.message}`);
+        if (tries >= maxAttempts) {
+          throw new Error(`RPC ${where}: giving up after ${tries} attempt${tries === 1 ? '' : 's'} over ${elapsed} ms: ${e.message}`);
         }
+        log(`RPC ${where}: ${e.message}; attempt ${tries}/${maxAttempts}, next in ${delay} ms`);
         if (retryWarnings < MAX_RETRY_WARNINGS) warnings.push(`RPC ${where}: ${e.message}; retrying in ${delay} ms`);
         else if (retryWarnings === MAX_RETRY_WARNINGS) warnings.push(`RPC ${where}: more transient failures (not listed)`);
         retryWarnings++;
