@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { parseBlock } from '../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { chainPath } from './helpers.js';
 
@@ -103,6 +104,16 @@ export class FakeNode {
     switch (method) {
       case 'getblockchaininfo':
         return { result: { chain: 'regtest', blocks: tip, bestblockhash: this.hashes[tip], pruned: false } };
+      case 'getchaintxstats': {
+        // nChainTx: the txs of the chain up to the block (nblocks 0: no window statistics)
+        const b = this.byHash.get(params[1] as string);
+        if (!b) return { error: { code: -5, message: 'Block not found' } };
+        let txcount = 0;
+        for (let at: string | undefined = params[1] as string; at !== undefined; at = this.byHash.get(at)!.prev) {
+          txcount += parseBlock(this.byHash.get(at)!.raw, { auxpow: true }).txs.length;
+        }
+        return { result: { time: 0, txcount, window_final_block_hash: params[1], window_final_block_height: b.height, window_block_count: 0 } };
+      }
       case 'getblockcount':
         return { result: tip };
       case 'getblockhash': {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/site/layout.js';
+import { Progress, type ProgressSample } from '../src/site/progress.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadCoreRegtest, type Chain } from './fake-node.js';
 import { chainPath, HAVE_SHARED, manifestMismatches, SHARED } from './helpers.js';
@@ -37,10 +38,10 @@ describe.skipIf(!HAVE_CORE)('RPC re-runs on the real Namecoin Core regtest chain
     side: [],
   });
 
-  const build = async (outDir: string, height?: number, stateDir?: string): Promise<BuildReport> => {
+  const build = async (outDir: string, height?: number, progress?: Progress): Promise<BuildReport> => {
     const source = await openRpc(node.url, FAST);
     try {
-      return await buildSnapshot({ source, outDir, height, hosts: HOSTS, stateDir });
+      return await buildSnapshot({ source, outDir, height, hosts: HOSTS, progress });
     } finally {
       await source.close();
     }
@@ -70,9 +71,18 @@ describe.skipIf(!HAVE_CORE)('RPC re-runs on the real Namecoin Core regtest chain
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  it('first build: the node’s tip, full', async () => {
-    const r = await build(out());
+  it('first build: the node’s tip, full; the scan counts the node’s txs (getchaintxstats)', async () => {
+    const samples: ProgressSample[] = [];
+    const r = await build(out(), undefined, new Progress(null, { onSample: (s) => samples.push(s) }));
     expect(r.mode).toBe('full');
+    // nTx of the node's getblock answers: main 0–149, then stale 150 and 151
+    const recorded = JSON.parse(readFileSync(chainPath('namecoin-core-regtest', 'chain.json'), 'utf8')) as {
+      main: { block: { nTx: number } }[];
+      stale: { height: number; block: { nTx: number } }[];
+    };
+    const txs = recorded.main.slice(0, 150).reduce((n, b) => n + b.block.nTx, 0) + recorded.stale.filter((b) => b.height <= 151).reduce((n, b) => n + b.block.nTx, 0);
+    const scan = samples.filter((s) => s.stage === 'scan').at(-1)!;
+    expect([scan.unit, scan.done, scan.total]).toEqual(['txs', txs, txs]);
     expect(r.height).toBe(151);
     expect(r.tip).toBe(blockId(core.stale.get(151)!));
   });

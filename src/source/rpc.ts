@@ -437,6 +437,21 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       await aboveTip(height);
       return call<string>('getblockhash', [height]);
     },
+    async scanWork(height: number, from: number) {
+      // The node's cumulative tx count (getchaintxstats 0 <hash>: nChainTx); unknown on nodes without it.
+      const txsTo = async (h: number): Promise<number | undefined> => {
+        if (h < 0) return 0;
+        try {
+          const s = await call<{ txcount?: number }>('getchaintxstats', [0, await call<string>('getblockhash', [h])]);
+          return s.txcount;
+        } catch (e) {
+          if (e instanceof RpcError) return undefined;
+          throw e;
+        }
+      };
+      const [to, below] = [await txsTo(height), await txsTo(from - 1)];
+      return to !== undefined && below !== undefined ? { unit: 'txs' as const, total: Math.max(0, to - below) } : undefined;
+    },
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       if (closed) throw new Error(`${description}: source is closed`);
       if (!Number.isInteger(height) || height < 0) throw new Error(`${description}: invalid height ${height}`);
