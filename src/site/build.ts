@@ -538,9 +538,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
     for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
 
-    progress.begin('manifest');
     await writer.flush();
     await store.root.flushed;
+    progress.begin('manifest');
     const listed = store.files.getCount();
     const manifest = writeManifest(store.files, join(paths.staging, MANIFEST_PATH), (done) => progress.update(done, listed, 'files'));
     progress.end();

@@ -3,8 +3,9 @@
  *
  * Stages count their work in units proportional to their time (bytes of block data for the
  * scan, transactions for rendering, address outputs, name operations, files for the manifest),
- * so the ETA (remaining work at the stage's mean rate so far) holds when blocks grow. No rate or
- * ETA is shown before a stage has run MIN_RATE_MS: early rates of tiny stages are noise.
+ * so the ETA holds when blocks grow. The rate is the one over the latter half of the stage so far
+ * (start-up costs and warm-up fade out). No rate or ETA is shown before a stage has run
+ * MIN_RATE_MS: early rates of tiny stages are noise. `npm run bench:progress` measures the ETA.
  */
 export const MIN_RATE_MS = 2000;
 
@@ -48,8 +49,11 @@ function formatSeconds(s: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
-/** `done/total unit` (bytes in B/KB/MB…), the percentage, and the rate and ETA when known. */
-export function formatProgress(done: number, total: number, unit: string, elapsedMs: number): string {
+/**
+ * `done/total unit` (bytes in B/KB/MB…), the percentage, and the rate and ETA when known
+ * (`rate` in units per second; default: the mean rate since the stage began).
+ */
+export function formatProgress(done: number, total: number, unit: string, elapsedMs: number, rate?: number): string {
   total = Math.max(total, 0);
   done = Math.min(Math.max(done, 0), total);
   const bytes = unit === 'bytes';
@@ -57,7 +61,7 @@ export function formatProgress(done: number, total: number, unit: string, elapse
   const pct = total > 0 ? ` (${Math.floor((done / total) * 100)}%)` : '';
   let line = `${bytes ? `${fmt(done)}/${fmt(total)}` : `${fmt(done)}/${fmt(total)} ${unit}`}${pct}`;
   if (elapsedMs >= MIN_RATE_MS && done > 0 && done < total) {
-    const rate = done / (elapsedMs / 1000);
+    rate ??= done / (elapsedMs / 1000);
     line += `, ${bytes ? `${formatBytes(rate)}/s` : `${fmt(Math.round(rate))} ${unit}/s`}, ETA ${formatSeconds((total - done) / rate)}`;
   }
   return line;
@@ -68,6 +72,8 @@ export class Progress {
   private started = 0;
   private lastPrint = 0;
   private plan: readonly string[] = [];
+  /** (time, done) of the current stage's updates, thinned to stay small. */
+  private history: [number, number][] = [];
   private readonly tty: boolean;
   private readonly intervalMs: number;
   private readonly now: () => number;
@@ -101,6 +107,7 @@ export class Progress {
     this.stage = stage;
     this.started = this.now();
     this.lastPrint = -Infinity;
+    this.history = [[this.started, 0]];
   }
 
   end(): void {
@@ -116,19 +123,31 @@ export class Progress {
     else this.out?.write(line + '\n');
   }
 
+  /** Units per second over the latter half of the stage so far (undefined before any progress). */
+  private rate(now: number, done: number): number | undefined {
+    const h = this.history;
+    const last = h[h.length - 1]!;
+    if (now - last[0] >= 50) {
+      h.push([now, done]);
+      if (h.length > 256) this.history = h.filter((_, i) => i % 2 === 0 || i === h.length - 1);
+    }
+    const from = this.history.find(([t]) => t >= this.started + (now - this.started) / 2) ?? last;
+    if (now > from[0] && done > from[1]) return (done - from[1]) / ((now - from[0]) / 1000);
+    return done > 0 && now > this.started ? done / ((now - this.started) / 1000) : undefined;
+  }
+
   /** `done` of `total` units of the current stage's work. */
   update(done: number, total: number, unit: string): void {
     const now = this.now();
     const elapsedMs = now - this.started;
-    if (this.opts.onSample) {
-      const d = Math.min(done, total);
-      this.opts.onSample({ stage: this.stage, done: d, total, unit, elapsedMs, etaSeconds: d > 0 ? ((elapsedMs / 1000) * (total - d)) / d : undefined });
-    }
+    done = Math.min(done, total);
+    const rate = this.rate(now, done);
+    this.opts.onSample?.({ stage: this.stage, done, total, unit, elapsedMs, etaSeconds: rate ? (total - done) / rate : undefined });
     if (!this.out) return;
     // The first update, then one per interval, and the last one.
     if (now - this.lastPrint < this.intervalMs && done < total) return;
     this.lastPrint = now;
-    const line = `${this.label()}: ${formatProgress(done, total, unit, elapsedMs)}`;
+    const line = `${this.label()}: ${formatProgress(done, total, unit, elapsedMs, rate)}`;
     if (this.tty) this.out.write(`\r\x1b[K${line}`);
     else this.out.write(line + '\n');
   }

@@ -23,8 +23,8 @@ export interface GenerateOptions {
   seed: number | string;
   /** Non-coinbase transactions to make (the chain has ~txCount / txPerBlock + 101 blocks). */
   txCount: number;
-  /** Non-coinbase transactions per block (default 1000). */
-  txPerBlock?: number;
+  /** Non-coinbase transactions per block (default 1000), or a function of the height (growing blocks). */
+  txPerBlock?: number | ((height: number) => number);
   /** Merge-mined blocks (default: the network's auxpow). */
   auxpow?: boolean;
   /** Time of block 1 (default genesis + 600); blocks 600 s apart. */
@@ -120,7 +120,8 @@ const FEE_BASE = 250;
 export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock> {
   const net = opts.network;
   const auxpow = opts.auxpow ?? net.auxpow;
-  const txPerBlock = opts.txPerBlock ?? 1000;
+  const perBlock = opts.txPerBlock ?? 1000;
+  const txPerBlock = typeof perBlock === 'number' ? () => perBlock : perBlock;
   const names = isNamecoin(net);
   const nameRate = names ? (opts.nameRate ?? 0.02) : 0;
   const cbOuts = opts.coinbaseOutputs ?? 10;
@@ -255,7 +256,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       });
     }
 
-    const target = height <= COINBASE_MATURITY ? 0 : Math.min(txPerBlock, opts.txCount - made);
+    const target = height <= COINBASE_MATURITY ? 0 : Math.min(Math.floor(txPerBlock(height)), opts.txCount - made);
     let inBlock = 0;
     const nameUsed = new Set<ActiveName>();
     while (inBlock < target && spendable.length > 0) {
