@@ -8,6 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { port, wholeNumber } from '../src/cli-args.js';
+import { FakeNode, loadBlocks } from './fake-node.js';
+import { HAVE_SHARED } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tmp = mkdtempSync(join(tmpdir(), 'snapshot-cli-'));
@@ -112,6 +114,28 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+describe.skipIf(!HAVE_SHARED)('snapshot build over RPC, run again (the CI loop)', () => {
+  it('a second run with nothing new exits 0 writing nothing; a lower --height exits 0 rolled back', async () => {
+    const node = await new FakeNode({ main: loadBlocks(), side: [] }).start();
+    try {
+      const out = join(tmp, 'rpc-out');
+      const args = ['build', '--source', `rpc:${node.url.replace('http://', 'http://u:pw@')}`, '--network', 'bitcoin-regtest', '--out', out];
+      const first = await cli(...args);
+      expect(first.status, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/height 103 .*, full\n/);
+      const second = await cli(...args);
+      expect(second.status, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(/height 103 .*, incremental\n/);
+      expect(second.stdout).toMatch(/written 0, unchanged \d+, deleted 0/);
+      const lower = await cli(...args, '--height', '100');
+      expect(lower.status, lower.stderr).toBe(0);
+      expect(lower.stdout).toMatch(/height 100 .*, incremental, rolled back to height 100\n/);
+    } finally {
+      await node.stop();
+    }
+  }, 180_000);
+});
 
 describe('npm run demo', () => {
   it('killing the npm process stops the server (the port is free, no process left)', async () => {
