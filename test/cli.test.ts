@@ -1,15 +1,14 @@
 // Command-line input errors: one clear line naming the option and value, exit 1, nothing built or served.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { port, wholeNumber } from '../src/cli-args.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED } from './helpers.js';
+import { freePort, HAVE_SHARED } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tmp = mkdtempSync(join(tmpdir(), 'snapshot-cli-'));
@@ -68,14 +67,6 @@ describe('CLI input errors', () => {
     expect(r.stderr).toBe('snapshot: unknown command "biuld". Did you mean build?\n');
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const listening = (port: number): Promise<boolean> =>
   new Promise((ok) => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,4 +44,13 @@ export function manifestMismatches(dir: string): string[] {
     if (!buf || buf.length !== Number(size) || createHash('sha256').update(buf).digest('hex') !== sha) bad.push(path);
   }
   return bad;
+}
+
+/** A local port with nothing listening on it now: bind one, then close it. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

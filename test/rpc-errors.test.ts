@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openRpc, retryAttempts, type RpcOptions } from '../src/source/rpc.js';
+import { freePort } from './helpers.js';
 
 const NET = NETWORKS.bitcoin;
 const servers: (HttpServer | NetServer)[] = [];
@@ -31,14 +32,6 @@ const httpAnswering = (status: number, type: string, body: string) =>
     }),
   );
 
-/** A port with nothing listening: bind one, then close it. */
-async function closedPort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Opens the source; returns the error, how long it took, and the retry lines printed. */
 async function failing(url: string, opts: RpcOptions = {}): Promise<{ err: Error; ms: number; lines: string[] }> {
@@ -60,7 +53,7 @@ describe('RPC transport errors', () => {
   });
 
   it('nothing listening: every retry prints one line (attempt n/max, cause, next delay), then a clear give-up', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const url = `http://alice:s3cret@127.0.0.1:${port}/`;
     const { err, lines } = await failing(url, { giveUpMs: 300 });
     const max = retryAttempts(300, 20, 80);

@@ -454,7 +454,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
 
     if (rolledBackTo !== undefined) progress.begin('rollback');
     for (let h = meta.tip; h > fork; h--) {
-      progress.update(meta.tip - h, meta.tip - fork, 'blocks');
       const { block, hash } = blockAt(store, spill, net, h);
       const fx = undoBlock(store, net, namecoin, block, h, resolve);
       addDelta(meta.totals, fx.delta, -1);
@@ -462,6 +461,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       changes?.removedBlocks.add(hash);
       for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
       meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
+      progress.update(meta.tip - h + 1, meta.tip - fork, 'blocks');
     }
     meta.tip = fork;
 
