@@ -114,6 +114,7 @@ async function main(): Promise<void> {
           .option('verbose', { type: 'boolean', default: false, describe: 'list every problem and the counts' }),
       async (argv) => {
         const progress = new Progress();
+        progress.stages(['chain', 'files', 'tree']);
         let stage = '';
         const report = await verifySnapshot(resolve(argv.dir), {
           verbose: argv.verbose,
