@@ -107,14 +107,27 @@ const alive = (pid: number): boolean => {
 };
 
 describe.skipIf(!HAVE_SHARED)('snapshot build over RPC, run again (the CI loop)', () => {
-  it('a second run with nothing new exits 0 writing nothing; a lower --height exits 0 rolled back', async () => {
+  it('retries print one line each; a second run with nothing new exits 0 writing nothing; a lower --height exits 0 rolled back', async () => {
     const node = await new FakeNode({ main: loadBlocks(), side: [] }).start();
     try {
       const out = join(tmp, 'rpc-out');
       const args = ['build', '--source', `rpc:${node.url.replace('http://', 'http://u:pw@')}`, '--network', 'bitcoin-regtest', '--out', out];
+      // the node answers 503 twice first: each retry is one line on stderr
+      node.fault = ({ n }, res) => {
+        if (n > 2) return false;
+        res.writeHead(503);
+        res.end();
+        return true;
+      };
       const first = await cli(...args);
+      node.fault = undefined;
       expect(first.status, first.stderr).toBe(0);
       expect(first.stdout).toMatch(/height 103 .*, full\n/);
+      const where = node.url.replace('http://', 'http://u@');
+      expect(first.stderr.split('\n').filter((l) => l.startsWith('RPC '))).toEqual([
+        `RPC ${where}: getblockchaininfo: HTTP 503; attempt 1/20, next in 250 ms`,
+        `RPC ${where}: getblockchaininfo: HTTP 503; attempt 2/20, next in 500 ms`,
+      ]);
       const second = await cli(...args);
       expect(second.status, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/height 103 .*, incremental\n/);
