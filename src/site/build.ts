@@ -15,6 +15,7 @@ import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
 import { decodeNameBytes, renderName, type NameRecord } from '../render/name.js';
+import { renderNameList, type NameListEntry } from '../render/name-list.js';
 import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
@@ -23,6 +24,7 @@ import { uiFiles } from './ui/index.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
+  NAMES_PATH,
   SITE_INFO_PATH,
   STATS_PATH,
   addressPath,
@@ -304,7 +306,10 @@ async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<s
   return [...capped].sort();
 }
 
-/** Every name with its 64 query variants (expires_in moves with every block); names left without operations are deleted. */
+/**
+ * Every name with its 64 query variants (expires_in moves with every block), and names.json
+ * listing them all; names left without operations are deleted.
+ */
 async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[number, number]> {
   const depth = ctx.net.nameExpirationDepth!(ctx.height);
   let names = 0;
@@ -312,12 +317,15 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
   let current: Buffer | undefined;
   let history: NameRecord[] = [];
   const seen = new Set<string>();
+  const list: NameListEntry[] = [];
   const flush = () => {
     if (!current) return;
     names++;
+    const last = history[history.length - 1]!;
     if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
     for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
+    list.push({ name: last.name, path: enc, height: last.height, expiresIn: last.expiresIn });
   };
   ctx.progress.begin('names');
   for (const { value: rec } of ctx.store.names.getRange() as Iterable<{ value: NameOpRecord }>) {
@@ -345,6 +353,7 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
     });
   }
   flush();
+  ctx.writer.write(NAMES_PATH, renderNameList(ctx.height, list, ctx.pretty));
   for (const gone of changes?.names ?? []) {
     if (seen.has(gone)) continue;
     const enc = encodeNamePath(Buffer.from(gone, 'latin1'));
@@ -512,7 +521,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
     writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
-    for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
+    const offchain = [...store.offchain.getRange()].map(({ key, value }) => ({ hash: key, kind: value.kind, height: value.height }));
+    for (const [rel, content] of await uiFiles({ ...info, offchain })) writer.write(rel, content);
 
     progress.begin('manifest');
     await writer.flush();
