@@ -87,7 +87,7 @@ export async function pageHome(): Promise<HTMLElement> {
   const [st, site] = await Promise.all([getJson<StatsDoc>(api.stats()), loadSite()]);
   if (!st.ok) return notice('Statistics unavailable', st.error ?? 'stats.json could not be read.');
   const s = st.body;
-  const names = await loadNames(site);
+  const namesP = loadNames(site);
   const workDigits = /"work":(\d+)/.exec(st.text)?.[1] ?? String(s.work);
   setTitle(site.network);
 
@@ -120,6 +120,7 @@ export async function pageHome(): Promise<HTMLElement> {
     ),
   );
 
+  const names = await namesP;
   const offchain = [...site.offchain].sort((a, b) => (b.height ?? -1) - (a.height ?? -1) || a.hash.localeCompare(b.hash));
   const offchainCard = offchain.length
     ? card(
@@ -160,8 +161,8 @@ export async function pageHome(): Promise<HTMLElement> {
     tile('Transactions', fmtInt(s.txs), `${fmtInt(s.txins)} inputs \u00b7 ${fmtInt(s.txouts)} outputs`, 'txs'),
     tile('Addresses', fmtInt(s.addrs), 'used', 'addrs'),
     tile('Coins issued', amountShort(s.coins), `${fmtInt(s.coins)} base units`, 'coins'),
-    names ? tile('Names', h('a', { href: href.names(), 'data-nav': 'names' }, fmtInt(names.count)), s.names !== undefined ? `${fmtInt(s.names)} name operations` : null, 'names.count') : null,
-    !names && s.names !== undefined ? tile('Name operations', fmtInt(s.names), null, 'names') : null,
+    names ? tile('Names', h('a', { href: href.names(), 'data-nav': 'names' }, fmtInt(names.count)), h('a', { href: href.names() }, 'browse all names'), 'names.count') : null,
+    s.names !== undefined ? tile('Name operations', fmtInt(s.names), 'name_new, firstupdate, update', 'names') : null,
     tile('Chain size', bytesHuman(s.blocks.size), `${fmtInt(s.blocks.size)} bytes`, 'size'),
     tile('Chain work', bigHuman(workDigits), workDigits.length > 15 ? `${workDigits.length} digits` : 'cumulative', 'work'),
   );
@@ -421,7 +422,7 @@ export async function pageAddress(addr: string): Promise<HTMLElement> {
       tile('Balance', amountUnits(a.balance), null, 'balance', true),
       tile('Received', amountUnits(a.coin_in), `${fmtInt(a.tx_in_sz)} transactions`, 'coin_in', true),
       tile('Sent', amountUnits(a.coin_out), `${fmtInt(a.tx_out_sz)} transactions`, 'coin_out', true),
-      tile('Transactions', fmtInt(a.tx_sz), `${fmtInt(n)} unspent outputs`, 'tx_sz'),
+      tile('Transactions', fmtInt(a.tx_sz), `${fmtInt(n)} unspent outputs`, 'tx_sz', true),
     ),
     card('Details', kv([['Address', h('span', { class: 'addr' }, a.address), 'address'], ['Hash160', h('span', { class: 'hash' }, a.hash160), 'hash160']])),
     card('Transactions', list, fmtInt(a.tx_sz), { id: 'history-card' }),
@@ -477,7 +478,7 @@ export async function pageName(bytes: Uint8Array): Promise<HTMLElement> {
     null,
     pageHead('Name', showName(cur.name), {
       badges,
-      actions: [isNamecoin(site) ? h('a', { class: 'raw', href: href.names(), 'data-nav': 'names' }, 'All names') : null, rawLink(api.name(bytes), 'JSON'), rawLink(hurl, 'history JSON')],
+      actions: [rawLink(api.name(bytes), 'JSON'), rawLink(hurl, 'history JSON'), isNamecoin(site) ? h('a', { class: 'raw', href: href.names(), 'data-nav': 'names' }, 'All names') : null],
     }),
     card(
       'Current record',

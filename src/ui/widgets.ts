@@ -11,8 +11,9 @@ export function setUnit(u: string): void {
 }
 
 /**
- * An amount given as a decimal string. Every digit is shown (trailing zeros faint); the integer
- * part, the fraction and the unit may wrap onto separate lines on narrow screens, never be cut.
+ * An amount given as a decimal string. Every digit is shown (trailing zeros faint); where space
+ * is short the line breaks after the integer part (the fraction stays with its unit), and a
+ * very long part breaks anywhere: digits are never cut.
  */
 export function amount(v: string, cls?: string): HTMLElement {
   const p = amountParts(v);
@@ -21,9 +22,7 @@ export function amount(v: string, cls?: string): HTMLElement {
     { class: 'amt' + (cls ? ' ' + cls : ''), 'data-value': v },
     h('span', { class: 'int' }, (p.neg ? '\u2212' : '') + p.int),
     h('wbr'),
-    p.frac || p.zeros ? h('span', { class: 'frac' }, '.' + p.frac, p.zeros ? h('span', { class: 'zeros' }, p.zeros) : null) : null,
-    ' ',
-    h('span', { class: 'unit' }, unit),
+    h('span', { class: 'tail' }, p.frac || p.zeros ? h('span', { class: 'frac' }, '.' + p.frac, p.zeros ? h('span', { class: 'zeros' }, p.zeros) : null) : null, ' ', h('span', { class: 'unit' }, unit)),
   );
 }
 
@@ -34,7 +33,7 @@ export function amountUnits(n: number, cls?: string): HTMLElement {
 /** Overview style: trailing fractional zeros dropped. */
 export function amountShort(n: number): HTMLElement {
   const p = amountParts(unitsToDecimal(n));
-  return h('span', { class: 'amt', 'data-value': unitsToDecimal(n) }, h('span', { class: 'int' }, p.int), h('wbr'), p.frac ? h('span', { class: 'frac' }, '.' + p.frac) : null, ' ', h('span', { class: 'unit' }, unit));
+  return h('span', { class: 'amt', 'data-value': unitsToDecimal(n) }, h('span', { class: 'int' }, p.int), h('wbr'), h('span', { class: 'tail' }, p.frac ? h('span', { class: 'frac' }, '.' + p.frac) : null, ' ', h('span', { class: 'unit' }, unit)));
 }
 
 /** Unix seconds or the API's "YYYY-MM-DD HH:MM:SS" (UTC). */

@@ -142,6 +142,7 @@ export function decimal(units: number): string {
 /** One full-page screenshot in the light scheme at the current viewport (test-output/ui/<name>.png). */
 export async function screenshot(b: Browser, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await b.page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0)); // the sticky header at the top
   await b.page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true, animations: 'disabled' });
 }
 
