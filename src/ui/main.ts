@@ -6,7 +6,12 @@
 import { loadSite } from './data.js';
 import { h } from './dom.js';
 import { fmtInt, unitOf, visible } from './format.js';
-import { pageAddress, pageBlock, pageHome, pageName, pageNames, pageSearch, pageTx } from './pages.js';
+import { pageAddress } from './pages/address.js';
+import { pageBlock } from './pages/block.js';
+import { pageHome } from './pages/home.js';
+import { pageName, pageNames } from './pages/name.js';
+import { pageSearch } from './pages/search.js';
+import { pageTx } from './pages/tx.js';
 import { href, parseRoute, type Route } from './route.js';
 import { notice, setUnit } from './widgets.js';
 
