@@ -11,18 +11,18 @@ export async function pageBlock(hash: string): Promise<HTMLElement> {
   const r = await getJson<BlockDoc>(api.block(hash));
   if (!r.ok) return notFound('Block', hash, r, api.block(hash));
   const b = r.body;
-  // Blocks have no height field: the coinbase tx document names its main-chain block.
-  let height: number | null = null;
+  // Blocks have no height field: the coinbase tx document names its main-chain block. Side and
+  // orphan blocks (listed in the site info) have their height there, and no tx documents.
+  const off = site.offchain.find((o) => o.hash === b.hash);
+  let height: number | null = off ? off.height : null;
   let main = false;
-  if (b.tx[0]) {
+  if (!off && b.tx[0]) {
     const cb = await getJson<TxDoc>(api.tx(b.tx[0].hash));
     if (cb.ok && cb.body.block === b.hash && cb.body.blocknumber !== undefined) {
       height = cb.body.blocknumber;
       main = true;
     }
   }
-  const off = site.offchain.find((o) => o.hash === b.hash);
-  if (!main && off) height = off.height;
   setTitle(`Block ${height ?? hash.slice(0, 12)}`);
   const status = main ? badge('main chain', 'good') : badge(off ? `${off.kind} block: not in the main chain` : 'not in the main chain', 'warn');
   const nav = [
