@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -25,9 +26,15 @@ function printReport(r: BuildReport, out: string): void {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+/** The package's version: package.json sits one level above both src/ and dist/. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 async function main(): Promise<void> {
   await yargs(hideBin(process.argv))
     .scriptName('snapshot')
+    .version(packageVersion())
     .command(
       'build',
       'scan the chain from genesis to --height and write every API resource as files',
