@@ -56,6 +56,8 @@ describe('published package', () => {
 
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'package-'));
+    // No dist/ from an earlier build: the tarball's dist/ must come from `prepack`.
+    rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
     const pack = await mustRun('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT });
     const info = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
     tarball = join(tmp, info.filename);
@@ -85,8 +87,9 @@ describe('published package', () => {
   });
 
   it('--version prints the package version, under both command names and through npx', async () => {
+    // Run outside the repository, so no package.json of the working directory can answer.
     for (const bin of ['snapshot', 'chain-snapshot']) {
-      expect((await mustRun(join(prefix, 'bin', bin), ['--version'])).stdout.trim()).toBe(PKG.version);
+      expect((await mustRun(join(prefix, 'bin', bin), ['--version'], { cwd: tmp })).stdout.trim()).toBe(PKG.version);
     }
     const npx = await mustRun('npx', ['--no-install', 'chain-snapshot', '--version'], { cwd: project });
     expect(npx.stdout.trim()).toBe(PKG.version);
