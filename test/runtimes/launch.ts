@@ -132,7 +132,8 @@ export async function startWranglerPages(wrangler: string, dir: string): Promise
       cwd: work,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', XDG_CONFIG_HOME: work, CI: '1', NO_COLOR: '1' },
+      // No metrics, and the placeholder `request.cf` instead of fetching one from workers.cloudflare.com.
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', XDG_CONFIG_HOME: work, CI: '1', NO_COLOR: '1' },
     },
   );
   const url = `http://127.0.0.1:${port}`;
