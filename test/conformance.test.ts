@@ -49,7 +49,7 @@ import { CLOUDFLARE_WORKER } from '../src/site/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/site/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { writeTestTree, type TestTree } from './site-tree.js';
-import { keepAliveGet, rawRequest, type RawResponse } from './http-raw.js';
+import { keepAliveRequest, rawRequest, type RawResponse } from './http-raw.js';
 import { denoBinary, freePort, startDenoNetlify, startWranglerPages, wranglerBinary, type RuntimeProcess } from './runtimes/launch.js';
 
 const JSON_T = 'application/json; charset=utf-8';
@@ -577,8 +577,18 @@ for (const suite of SUITES) {
         const t0 = performance.now();
         const agent = new Agent({ keepAlive: true, maxSockets: 8 });
         try {
-          const n = await runEdge(front, async (_url, target) => fromRaw(await keepAliveGet(agent, runtime.url, target)), 8);
+          const n = await runEdge(front, async (_url, target) => fromRaw(await keepAliveRequest(agent, runtime.url, target)), 8);
           console.log(`conformance ${t.label}: ${front}: ${n} requests, 0 differences, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+          // HEAD and conditional GET through the glue: the platform's ETag, 304 keeping the API's headers.
+          const sample = [JSON_T, BIN_T, HEX_T].map((type) => rows.find((r) => r.status === 200 && r.type === type && /^[\w/.-]+$/.test(r.target))).filter((r) => r !== undefined);
+          for (const row of sample) {
+            const head = await keepAliveRequest(agent, runtime.url, row.target, 'HEAD');
+            check(`${front} HEAD`, { ...row, body: Buffer.alloc(0) }, fromRaw(head));
+            const etag = head.headers['etag'];
+            expect(etag, `${front} ETag of ${row.target}`).toBeTruthy();
+            const again = await keepAliveRequest(agent, runtime.url, row.target, 'GET', { 'If-None-Match': etag! });
+            check(`${front} If-None-Match`, { ...row, status: 304, body: Buffer.alloc(0) }, fromRaw(again));
+          }
         } catch (e) {
           console.error(runtime.output().slice(-3000));
           throw e;

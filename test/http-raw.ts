@@ -56,14 +56,14 @@ function parse(buf: Buffer, head: boolean): RawResponse {
 }
 
 /**
- * GET over a kept-alive connection (node:http) for targets that are already valid URL paths
+ * A request over a kept-alive connection (node:http) for targets that are already valid URL paths
  * (e.g. WHATWG-parsed ones): for servers that keep the socket open after `Connection: close`,
  * where `rawRequest` would wait for their idle timeout. Repeated headers are joined with ", ".
  */
-export function keepAliveGet(agent: http.Agent, base: string, target: string): Promise<RawResponse> {
+export function keepAliveRequest(agent: http.Agent, base: string, target: string, method = 'GET', headers: Record<string, string> = {}): Promise<RawResponse> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.get({ agent, host: u.hostname, port: u.port, path: target, timeout: 30_000 }, (res) => {
+    const req = http.get({ agent, host: u.hostname, port: u.port, path: target, method, headers, timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
