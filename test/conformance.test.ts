@@ -244,6 +244,12 @@ function buildTable(t: Tree): Row[] {
     err('/index.html', 404, 'Not found.');
   }
   if (files.includes('assets/app.js')) ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
+  if (files.includes('openapi.json')) {
+    ok('/openapi.json', 'openapi.json', JSON_T, SHORT);
+    for (const f of files.filter((p) => p.startsWith('schemas/'))) ok(`/${f}`, f, JSON_T, SHORT);
+    err('/schemas/nope.schema.json', 404, 'Not found.');
+    err('/schemas/', 404, 'Not found.');
+  }
   const firstName = t.names[0] ? encodeNamePath(t.names[0]) : 'd/x';
   for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/errors/bad-request.json', `/v/history/name/${firstName}.json`, `/${NETLIFY_FUNCTION}`,
     `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/serve/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
@@ -272,6 +278,7 @@ function isStaticCanonical(target: string): boolean {
   if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
   const path = target.split('?')[0]!;
   if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json') return true;
+  if (path === '/openapi.json' || /^\/schemas\/[a-z-]+\.schema\.json$/.test(path)) return true; // the API contract
   return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
 }
 
