@@ -8,7 +8,7 @@
  * must fail. The contract files must be in every built tree, served as JSON, and accepted by
  * `snapshot verify`.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,6 +132,8 @@ function checkTree(out: string): TreeCheck {
   return { counts, failures };
 }
 
+const tip = (dir: string) => (JSON.parse(readFileSync(join(dir, SITE_INFO_PATH), 'utf8')) as SiteInfo).tip;
+
 const errs = (schema: string, doc: unknown) => {
   const v = validator(schema);
   return v(doc) ? [] : (v.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
@@ -162,7 +164,7 @@ describe('API contract: schemas and OpenAPI file', () => {
       if (Array.isArray(v)) v.forEach(walk);
       else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' && typeof x === 'string' ? refs.push(x) : walk(x);
     };
-    walk(spec);
+    walk(JSON.parse(readDoc('openapi.json'))); // a fresh copy: the validator resolves references in place
     const external = refs.filter((r) => !r.startsWith('#'));
     expect(external.length).toBeGreaterThan(10);
     for (const r of external) {
@@ -197,6 +199,10 @@ describe('API contract: schemas and OpenAPI file', () => {
     for (const f of SCHEMA_FILES) expect(md, f).toContain(`schemas/${f}`);
     for (const p of ['/tx/', '/block/', '/address/', '/name/', '/names.json', '/stats.json', '/openapi.json', '/schemas/']) expect(md, p).toContain(p);
     for (const f of WITH_FLAGS) expect(md, f).toContain(`with_${f}`);
+    // The README points at this contract, not at reference files the repository does not hold.
+    const readme = readFileSync(join(DOCS, '..', 'README.md'), 'utf8');
+    expect(readme).toContain('docs/api.md');
+    for (const ref of ['api-spec.md', 'decisions.md', 'webbtc-api.md']) expect(readme, ref).not.toContain(ref);
   });
 
   it('contractFiles() is docs/openapi.json and every docs/schemas file, byte for byte', () => {
@@ -242,6 +248,20 @@ describe('API contract: the demo build', () => {
     expect(counts['address.schema.json']).toBeGreaterThan(0);
   });
 
+  it('the tree check fails on a tampered tree', () => {
+    const txFile = readdirSync(join(capped, 'tx')).find((f) => f.endsWith('.json'))!;
+    const tx = JSON.parse(readFileSync(join(capped, 'tx', txFile), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(capped, 'tx', txFile), JSON.stringify({ ...tx, confirmations: 1 }));
+    const variant = 'v/height/name/d/history.json';
+    const rec = JSON.parse(readFileSync(join(capped, variant), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(capped, variant), JSON.stringify({ ...rec, block: tip(capped) })); // a field its query did not ask for
+    appendFileSync(join(capped, MANIFEST_PATH), `${'0'.repeat(64)} 2 surprise.json\n`);
+    writeFileSync(join(capped, 'surprise.json'), '{}');
+    const { failures } = checkTree(capped);
+    expect(failures.map((f) => f.split(':')[0])).toEqual([`tx/${txFile}`, variant, 'surprise.json']);
+    expect(failures[0]).toContain('must NOT have additional properties');
+  });
+
   it('deliberately broken documents fail', () => {
     const txFile = readdirSync(join(out, 'tx')).find((f) => f.endsWith('.json'))!;
     const tx = json(`tx/${txFile}`);
@@ -256,12 +276,14 @@ describe('API contract: the demo build', () => {
     expect(errs('tx.schema.json', { ...tx, out: [{ ...outs[0], value: 5 }] })).not.toEqual([]); // amount as a number
     expect(errs('tx.schema.json', { ...tx, out: [{ ...outs[0], value: '5.0' }] })).not.toEqual([]); // not 8 decimals
 
-    const tip = (json(SITE_INFO_PATH) as unknown as SiteInfo).tip;
-    const block = json(`block/${tip}.json`);
+    const block = json(`block/${tip(out)}.json`);
     expect(errs('block.schema.json', block)).toEqual([]);
     const btx = (block.tx as Record<string, unknown>[])[0]!;
     expect(errs('block.schema.json', { ...block, tx: [{ ...btx, blocknumber: 1 }] })).not.toEqual([]); // tx fields a block's txs lack
     expect(errs('block.schema.json', { ...block, height: 150 })).not.toEqual([]);
+    expect(errs('block.schema.json', { ...block, mrkl_tree: [null] })).toEqual([]); // the original's answer for duplicate txids
+    expect(errs('block.schema.json', { ...block, mrkl_tree: [null, null] })).not.toEqual([]);
+    expect(errs('block.schema.json', { ...block, mrkl_tree: [] })).not.toEqual([]);
     const aux = block.aux_pow as Record<string, unknown>;
     expect(errs('block.schema.json', { ...block, aux_pow: { ...aux, parent_block: { ...(aux.parent_block as object), n_tx: 1 } } })).not.toEqual([]);
 
