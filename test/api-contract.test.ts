@@ -275,6 +275,11 @@ describe('API contract: the demo build', () => {
     const outs = tx.out as Record<string, unknown>[];
     expect(errs('tx.schema.json', { ...tx, out: [{ ...outs[0], value: 5 }] })).not.toEqual([]); // amount as a number
     expect(errs('tx.schema.json', { ...tx, out: [{ ...outs[0], value: '5.0' }] })).not.toEqual([]); // not 8 decimals
+    const coinbase = { prev_out: { hash: '0'.repeat(64), n: 4294967295 }, coinbase: '00' };
+    expect(errs('tx.schema.json', { ...tx, in: [coinbase] })).toEqual([]);
+    expect(errs('tx.schema.json', { ...tx, in: [{ ...coinbase, prev_out: { hash: '0'.repeat(64), n: 0 } }] })).not.toEqual([]);
+    expect(errs('tx.schema.json', { ...tx, in: [{ ...coinbase, scriptSig: '' }] })).not.toEqual([]); // both scripts
+    expect(errs('tx.schema.json', { ...tx, in: [{ ...coinbase, witness: [] }] })).not.toEqual([]);
 
     const block = json(`block/${tip(out)}.json`);
     expect(errs('block.schema.json', block)).toEqual([]);
