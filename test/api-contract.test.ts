@@ -262,6 +262,60 @@ describe('API contract: the demo build', () => {
     expect(failures[0]).toContain('must NOT have additional properties');
   });
 
+  it('what the router answers is what openapi.json documents (status, content type, body schema)', () => {
+    type Media = Record<string, { schema: Record<string, unknown> }>;
+    type Op = { responses: Record<string, { $ref?: string; content?: Media }> };
+    const spec = JSON.parse(readDoc('openapi.json')) as { paths: Record<string, { get: Op }>; components: { responses: Record<string, { content?: Media }> } };
+    const templates = Object.keys(spec.paths).map((t) => ({
+      t,
+      re: new RegExp('^' + t.replace(/[.]/g, '\\.').replace(/\{[a-z]+\}/g, '(.+)') + '$'),
+    }));
+    const docFile = readdirSync(join(out, 'tx')).find((f) => f.endsWith('.json'))!.slice(0, -5);
+    const addr = readdirSync(join(out, 'address'))[0]!.slice(0, -5);
+    const cappedInfo = JSON.parse(readFileSync(join(capped, SITE_INFO_PATH), 'utf8')) as SiteInfo;
+    const cases: [string, string, number][] = [
+      [out, `/tx/${docFile}.json`, 200], [out, `/tx/${docFile}.bin`, 200], [out, `/tx/${docFile.toUpperCase()}.hex`, 200],
+      [out, `/tx/${'0'.repeat(64)}.json`, 404], [out, '/tx/xyz.bin', 404],
+      [out, `/block/${tip(out)}.json`, 200], [out, `/block/${tip(out)}.bin`, 200], [out, `/block/${'f'.repeat(64)}.hex`, 404],
+      [out, `/address/${addr}.json`, 200], [out, '/address/nope.json', 404], [out, '/address/mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn.json', 404],
+      [capped, `/address/${cappedInfo.cappedAddresses[0]}.json`, 500],
+      [out, '/name/d/history.json', 200], [out, '/name/d%2Fhistory.json?history&with_all', 200], [out, '/name/d/history.json?with_rawtx=0', 200],
+      [out, '/name/d/nope.json', 404], [out, '/stats.json', 200], [out, '/name/a%zz.json', 400], [out, `/name/${'a'.repeat(5000)}.json`, 414],
+    ];
+    for (const [tree, target, status] of cases) {
+      const site = makeRouterSite(JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo);
+      const r = route(target, site);
+      let answer: { status: number; type: string; body: Buffer };
+      if (r.type === 'error') answer = { status: r.status, type: r.contentType, body: Buffer.from(r.body) };
+      else {
+        let body: Buffer | undefined;
+        try {
+          body = readFileSync(join(tree, r.file));
+        } catch {
+          body = undefined;
+        }
+        answer = body ? { status: r.status, type: r.contentType, body } : { status: r.missing.status, type: r.missing.contentType, body: Buffer.from(r.missing.body) };
+      }
+      expect(answer.status, target).toBe(status);
+      const path = target.split('?')[0]!;
+      const tpl = templates.find(({ re }) => re.test(path.toLowerCase()));
+      expect(tpl, target).toBeDefined();
+      let res = spec.paths[tpl!.t]!.get.responses[String(status)];
+      expect(res, `${target} → ${status} is documented`).toBeDefined();
+      if (res!.$ref) res = spec.components.responses[res!.$ref.split('/').pop()!];
+      const media = Object.entries(res!.content ?? {}).find(([m]) => answer.type.split(';')[0] === m.split(';')[0]);
+      expect(media, `${target}: ${answer.type} is documented`).toBeDefined();
+      if (answer.type.startsWith('application/json')) {
+        const rewrite = (v: unknown): unknown =>
+          Array.isArray(v) ? v.map(rewrite) : v && typeof v === 'object'
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$ref' ? (x as string).replace(/^schemas\//, '') : rewrite(x)]))
+            : v;
+        const validate = ajv.compile(rewrite(media![1].schema) as object);
+        expect(validate(JSON.parse(answer.body.toString('utf8'))), `${target}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+    }
+  });
+
   it('deliberately broken documents fail', () => {
     const txFile = readdirSync(join(out, 'tx')).find((f) => f.endsWith('.json'))!;
     const tx = json(`tx/${txFile}`);
