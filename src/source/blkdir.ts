@@ -86,6 +86,15 @@ class WindowReader {
     }
     return { buf: this.win, start: this.winStart };
   }
+
+  /**
+   * Whether byte k of a window that starts at file offset `start` is zero on
+   * disk. Core ≥ 28 pre-allocates blk files with raw zeros that never went
+   * through the XOR stream, so padding is tested before decoding.
+   */
+  rawZero(buf: Buffer, start: number, k: number): boolean {
+    return buf[k] === (this.key ? this.key[(start + k) % 8]! : 0);
+  }
 }
 
 /**
@@ -178,7 +187,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
           const found = buf.indexOf(magic, rel);
           const stop = found === -1 ? buf.length : found;
           for (let k = stop - 1; k >= rel; k--) {
-            if (buf[k] !== 0) {
+            if (!r.rawZero(buf, start, k)) {
               dataEnd = Math.max(dataEnd, start + k + 1);
               break;
             }
@@ -237,13 +246,13 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
             );
           }
           pos += 8 + len;
-        } else if (buf[rel] === 0) {
-          // Zero padding (pre-allocated file tail): skip silently.
+        } else if (r.rawZero(buf, start, rel)) {
+          // Zero padding (pre-allocated file tail, raw zeros on disk even with xor.dat): skip silently.
           let p = pos;
           for (;;) {
             const w = await r.at(p, WINDOW);
             let k = p - w.start;
-            while (k < w.buf.length && w.buf[k] === 0) k++;
+            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) k++;
             p = w.start + k;
             if (k < w.buf.length || p >= f.size) break;
           }
