@@ -137,7 +137,7 @@ function namesOf(files: string[]): Buffer[] {
 /** Name bytes as the router's error text renders them (UTF-8, else Latin-1). */
 function nameLabel(name: Buffer): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(name);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(name);
   } catch {
     return name.toString('latin1');
   }
@@ -227,6 +227,7 @@ function buildTable(t: Tree): Row[] {
   err('/name/x~7E41.json', 404, 'Name x~41 not found.');
   err('/name/caf%C3%A9-nope.json', 404, 'Name caf\u00e9-nope not found.');
   err('/name/%FF%01.json', 404, 'Name \u00ff\u0001 not found.');
+  err('/name/%EF%BB%BFnope.json', 404, 'Name \ufeffnope not found.');
   err('/name/d/%FF%FE%FD.json', 404, 'Name d/\u00ff\u00fe\u00fd not found.');
   err('/name/%FF%00.json', 400, 'Bad request.');
   err('/name/a%2F..%2Fb.json', 404, 'Name a/../b not found.');

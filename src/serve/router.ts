@@ -6,6 +6,7 @@
  * path can at worst name a file that does not exist: every file path it returns is built from
  * the canonical charset `[A-Za-z0-9._~-]` and `/`, with no dot-leading segments.
  */
+import { nameBytesToText } from '../chain/names.js';
 import { NETWORKS, type NetworkName } from '../chain/networks.js';
 import { canonicalAddress, type AddressParams } from './address.js';
 import {
@@ -147,17 +148,9 @@ function percentDecode(s: string): Uint8Array | undefined {
   return out.subarray(0, n);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes as text: UTF-8, or Latin-1 when not valid UTF-8 (as name values are rendered). */
+/** Bytes as text: UTF-8 (a leading BOM kept), or Latin-1 when not valid UTF-8 (as name values are rendered). */
 function bytesToText(b: Uint8Array): string {
-  try {
-    return utf8.decode(b);
-  } catch {
-    let s = '';
-    for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
-    return s;
-  }
+  return nameBytesToText(b).text;
 }
 
 function decodeText(s: string): string {
