@@ -2,11 +2,12 @@
 // pre-allocated tail (fallocate) is raw zeros that never went through the XOR
 // stream. Core's reindex finds no magic there and moves on silently; so must we.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
+import { xorObfuscate } from '../src/chain/blkfile.js';
 import { demoChain } from '../src/chain/demo.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
@@ -58,11 +59,38 @@ describe('blocks dir: Core ≥ 28 pre-allocation padding', () => {
     const path = join(dir, res.files[0]!);
     const data = readFileSync(path);
     data.fill(0x55, 16_000, 16_010); // raw junk inside the padding
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(path, data);
     const src = await openBlocksDir(dir, NMC);
     try {
       expect(src.warnings).toEqual([`${res.files[0]} offset 16000: skipped 10 bytes (no namecoin-regtest magic fabfb5da)`]);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('records after raw zeros whose key turns their magic into raw zeros are still found (crash-restart layout)', async () => {
+    const chain = demoChain();
+    const dir = mkdtempSync(join(tmpdir(), 'blk-pad-'));
+    temps.push(dir);
+    // The worst key: the magic itself, so a record at an offset ≡ 0 (mod 8) starts with 4 raw zero bytes.
+    const key = Buffer.concat([Buffer.from(NMC.magic, 'hex'), Buffer.from('01020304', 'hex')]);
+    writeFileSync(join(dir, 'xor.dat'), key);
+    const frames = (blocks: { raw: Buffer }[]) =>
+      Buffer.concat(blocks.flatMap((b) => [Buffer.from(NMC.magic, 'hex'), Buffer.from(Uint32Array.of(b.raw.length).buffer), b.raw]));
+    const first = frames(chain.main.slice(0, 3));
+    xorObfuscate(first, 0, key);
+    const gap = Buffer.alloc(8 - (first.length % 8) + 4096); // raw zeros up to an offset ≡ 0 (mod 8)
+    const second = frames(chain.main.slice(3, 6));
+    const at = first.length + gap.length;
+    expect(at % 8).toBe(0);
+    xorObfuscate(second, at, key);
+    expect(second.subarray(0, 4).equals(Buffer.alloc(4))).toBe(true);
+    writeFileSync(join(dir, 'blk00000.dat'), Buffer.concat([first, gap, second, Buffer.alloc(5000)]));
+    const src = await openBlocksDir(dir, NMC);
+    try {
+      expect(src.warnings).toEqual([]);
+      expect(src.scanStats.records).toBe(6);
+      expect((await src.tip()).hash).toBe(chain.main[5]!.hash);
     } finally {
       await src.close();
     }

@@ -95,6 +95,12 @@ class WindowReader {
   rawZero(buf: Buffer, start: number, k: number): boolean {
     return buf[k] === (this.key ? this.key[(start + k) % 8]! : 0);
   }
+
+  /** Whether bytes [k, k+n) of the window (clipped at its end) are all zero on disk. */
+  rawZeros(buf: Buffer, start: number, k: number, n: number): boolean {
+    for (let i = k, end = Math.min(k + n, buf.length); i < end; i++) if (!this.rawZero(buf, start, i)) return false;
+    return true;
+  }
 }
 
 /**
@@ -205,7 +211,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         const { buf, start } = await r.at(pos, 8 + HEADER_SIZE);
         const rel = pos - start;
         const avail = buf.length - rel;
-        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32) {
+        // A key that shares bytes with the magic decodes raw zeros into it: 8 raw zero bytes are padding, not a record.
+        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32 && !r.rawZeros(buf, start, rel, 8)) {
           const len = avail >= 8 ? buf.readUInt32LE(rel + 4) : -1;
           let bad: string | undefined;
           if (len < 0) bad = 'record header cut off at end of file';
@@ -252,7 +259,14 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
           for (;;) {
             const w = await r.at(p, WINDOW);
             let k = p - w.start;
-            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) k++;
+            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) {
+              // A key byte equal to the magic's makes a record's first raw bytes zero: stop at its magic.
+              if (w.buf[k] === magic[0]) {
+                if (k + 8 > w.buf.length && w.start + w.buf.length < f.size) break; // header may straddle: re-read from here
+                if (k + 4 <= w.buf.length && w.buf.readUInt32LE(k) === magicU32 && !r.rawZeros(w.buf, w.start, k, 8)) break;
+              }
+              k++;
+            }
             p = w.start + k;
             if (k < w.buf.length || p >= f.size) break;
           }
