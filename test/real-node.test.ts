@@ -488,8 +488,11 @@ describe.skipIf(!HAVE)('real Namecoin Core regtest node: blocks: build compared 
       for (const hex of Object.keys(names.names)) {
         const bytes = Buffer.from(hex, 'hex');
         const exists = has(namePath(bytes, ALL_NAME_VARIANTS[0]!));
-        for (const [q, v] of [['', ALL_NAME_VARIANTS[0]!], ['?history&with_all', { history: true, with: new Set(['block', 'height', 'mrkl_branch', 'rawtx', 'tx_idx']) }]] as const) {
-          const target = `/name/${enc(bytes)}.json${q}`;
+        // Every byte escaped but unreserved ones; and, when no segment is '.' or '..', with raw slashes as a browser sends them.
+        const spellings = [enc(bytes)];
+        if (!bytes.toString('latin1').split('/').some((x) => x === '.' || x === '..')) spellings.push(enc(bytes).replaceAll('%2F', '/'));
+        for (const [sp, q, v] of spellings.flatMap((sp) => [[sp, '', ALL_NAME_VARIANTS[0]!], [sp, '?history&with_all', { history: true, with: new Set(['block', 'height', 'mrkl_branch', 'rawtx', 'tx_idx']) }]] as const)) {
+          const target = `/name/${sp}.json${q}`;
           const r = await rawRequest(server.url, target);
           if (exists) {
             eq(`GET ${target} status`, r.status, 200);
