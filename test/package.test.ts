@@ -136,6 +136,11 @@ describe('published package', () => {
       expect({ status: missing.status, body: missing.body.toString() }).toEqual({ status: 404, body: '{"error":"Tx xyz not found."}' });
       const ui = await get('/');
       expect(ui.body.equals(readFileSync(join(out, 'index.html')))).toBe(true);
+      // The API contract the installed copy read from its own docs/ (the repository's files).
+      for (const f of existsSync(join(ROOT, 'docs', 'openapi.json')) ? ['openapi.json', 'schemas/tx.schema.json'] : []) {
+        const doc = await get(`/${f}`);
+        expect({ path: f, status: doc.status, same: doc.body.equals(readFileSync(join(ROOT, 'docs', f))) }).toEqual({ path: f, status: 200, same: true });
+      }
     } finally {
       server.kill('SIGTERM');
       expect(await exited).toBe(0);
