@@ -7,6 +7,7 @@ import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
 import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
+import { checkTargets } from './site/publish.js';
 import { openSource } from './source/index.js';
 import { serveUntilSignal } from './serve/server.js';
 import { formatVerifyReport, verifySnapshot } from './site/verify.js';
@@ -42,9 +43,11 @@ async function main(): Promise<void> {
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
           .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
           .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
+          .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
           .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
+        checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
         const source = argv.source
           ? await openSource(argv.source, network, { rpc: { cookieFile: argv['rpc-cookie'] } })
           : demoSource(network);
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
             outDir: out,
             stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
             full: argv.full,
+            force: argv.force,
             pretty: argv.pretty,
             maxAddressTxouts: argv['max-address-txouts'],
             hosts: argv.host as HostName[] | undefined,

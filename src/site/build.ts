@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { decodeAddress, scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { fromDisplayHex, toDisplayHex } from '../chain/hash.js';
@@ -33,7 +33,7 @@ import {
   type SiteInfo,
 } from './layout.js';
 import { Progress } from './progress.js';
-import { buildPaths, publish, recoverInterrupted } from './publish.js';
+import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
 import { linkTree } from './staging.js';
 import { SiteWriter, writeManifest } from './writer.js';
 
@@ -52,8 +52,12 @@ export interface BuildOptions {
   /** Ignore the index and build everything. */
   full?: boolean;
   progress?: Progress;
+  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
+  force?: boolean;
   /** Called after the tree is written and before it is published (tests use it to kill a build). */
   beforePublish?: () => void | Promise<void>;
+  /** Called between the steps of the publish (tests pause and kill there). */
+  onPublishStep?: (step: PublishStep) => void | Promise<void>;
 }
 
 export interface BuildReport {
@@ -390,14 +394,23 @@ function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
  * failure or kill leaves `outDir` as it was, and the next run recovers.
  */
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
-  const { source, outDir } = opts;
+  // Where the build may write is settled before any work (README "Safety rules").
+  const targets = checkTargets(opts.outDir, opts.stateDir, opts.force);
+  const lock = acquireLock(targets.outDir);
+  try {
+    recoverInterrupted(targets.outDir);
+    prepareStateDir(targets.stateDir);
+    return await buildLocked(opts, targets);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): Promise<BuildReport> {
+  const { source } = opts;
   const net = source.network;
   const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(null);
-  const stateDir = opts.stateDir ?? `${outDir}.state`;
-  recoverInterrupted(outDir);
-  const paths = buildPaths(outDir);
-  rmSync(paths.staging, { recursive: true, force: true });
 
   const tip = await source.tip();
   const height = opts.height ?? tip.height;
@@ -414,7 +427,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   if (fullReason || !meta) {
     if (fullReason && existsSync(join(outDir, MANIFEST_PATH))) progress.note(`full build: ${fullReason}`);
     await store.close();
-    rmSync(stateDir, { recursive: true, force: true });
+    clearStateDir(stateDir);
     store = openStore(stateDir);
     meta = emptyMeta(net, options);
   }
@@ -424,6 +437,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
 
   const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
   let writer: SiteWriter | undefined;
+  let staging: string | undefined;
   try {
     const changes: Changes | undefined = full
       ? undefined
@@ -487,11 +501,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     }
 
     progress.begin('staging');
-    if (full) {
-      store.files.clearSync();
-      mkdirSync(paths.staging, { recursive: true });
-    } else linkTree(outDir, paths.staging, new Set([MANIFEST_PATH]));
-    writer = new SiteWriter(paths.staging, store.files, full ? 'fresh' : 'update');
+    staging = createStaging(outDir);
+    if (full) store.files.clearSync();
+    else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
+    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     const ctx: Ctx = { net, namecoin, store, spill, writer, height, pretty: opts.pretty ?? false, cap, progress, meta };
 
     if (changes) {
@@ -517,11 +530,12 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     progress.begin('manifest');
     await writer.flush();
     await store.root.flushed;
-    const manifest = writeManifest(store.files, join(paths.staging, MANIFEST_PATH));
+    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH));
     progress.end();
 
     await opts.beforePublish?.();
-    publish(paths.staging, outDir);
+    checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
+    await publish(staging, outDir, opts.onPublishStep);
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
@@ -548,6 +562,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     await writer?.close();
     spill.close();
     await store.close();
-    rmSync(paths.staging, { recursive: true, force: true });
+    if (staging !== undefined && currentRelease(outDir) !== basename(staging)) rmSync(staging, { recursive: true, force: true });
   }
 }
