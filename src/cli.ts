@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { getNetwork } from './chain/networks.js';
+import { IoError } from './index/io-error.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
 import { HOSTS, type HostName } from './site/hosts/index.js';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  if (e instanceof IoError && e.nativeDiagnostic) process.stderr.write('\n'); // our line on a line of its own
   process.stderr.write(`snapshot: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

@@ -10,7 +10,8 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from '../index/indexer.js';
 import { addDelta, emptyMeta, readMeta, reuseProblem, saveMeta, type IndexMeta } from '../index/state.js';
 import { emptyCounters, type ChainCounters } from '../index/stats.js';
-import { addressPrefix, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
+import { ioError } from '../index/io-error.js';
+import { addressPrefix, isStoreError, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
 import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
@@ -401,6 +402,11 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
     return await buildLocked(opts, targets);
+  } catch (e) {
+    if (!isStoreError(e)) throw e;
+    const err = ioError(e, join(targets.stateDir, 'lmdb'), 'index');
+    err.nativeDiagnostic = true;
+    throw err;
   } finally {
     lock.release();
   }
@@ -438,6 +444,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
   const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
   let writer: SiteWriter | undefined;
   let staging: string | undefined;
+  let failed = false;
   try {
     const changes: Changes | undefined = full
       ? undefined
@@ -558,10 +565,21 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
-    await writer?.close();
-    spill.close();
-    await store.close();
-    if (staging !== undefined && currentRelease(outDir) !== basename(staging)) rmSync(staging, { recursive: true, force: true });
+    // After a failure, cleaning up must not hide it (a full disk can fail these too).
+    const step = async (f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        if (!failed) throw e;
+      }
+    };
+    await step(() => writer?.close());
+    await step(() => spill.close());
+    await step(() => store.close());
+    await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
   }
 }
