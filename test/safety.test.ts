@@ -12,6 +12,7 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -221,6 +222,9 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     expect(seen[0]).not.toBe(seen[1]);
     expect(readdirSync(join(d, 'out.releases')).sort()).toEqual([MARKER_FILE, seen[1]!.split('/')[1]].sort());
     expect(readdirSync(d).sort()).toEqual(['out', 'out.releases', 'out.state']);
+    // Not mkdtemp's 0700: readable like the directories around it (web servers run as other users).
+    expect(statSync(realpathSync(out)).mode & 0o777).toBe(statSync(join(d, 'out.releases')).mode & 0o777);
+    expect(statSync(realpathSync(out)).mode & 0o005).toBe(0o005);
   });
 
   it('a second build on the same output is refused while the first holds the lock, naming its pid', async () => {

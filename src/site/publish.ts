@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   accessSync,
+  chmodSync,
   closeSync,
   constants,
   existsSync,
@@ -368,6 +369,9 @@ export function createStaging(outDir: string): string {
     }
   }
   const staging = mkdtempSync(join(rel, `${process.pid}-`));
+  // mkdtemp makes it 0700; a published tree is readable like any directory the user makes (web
+  // servers run as other users): the releases dir's mode, which mkdir gave it under the umask.
+  chmodSync(staging, st.mode & 0o777);
   const expected = join(realpathSync(dirname(outDir)), basename(rel), basename(staging));
   if (realpathSync(staging) !== expected) refuse(`staging dir ${staging} resolves to ${realpathSync(staging)}, not ${expected}: refusing to write there`);
   return staging;
