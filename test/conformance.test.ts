@@ -76,7 +76,8 @@ function errRow(target: string, status: number, message: string): Row {
 
 /** Percent-encodes name bytes the way a client would (unreserved and '/' kept). */
 function natural(name: Buffer, keepSlash = true): string {
-  // A '.'/'..' segment is a dot segment in any spelling (400): escape the '/' around it instead.
+  // A '.'/'..' segment of the request path is a dot segment in any spelling (400): a name holding
+  // one is asked with the '/' around it escaped, where it is data.
   if (keepSlash && name.toString('latin1').split('/').some((s) => s === '.' || s === '..')) keepSlash = false;
   let s = '';
   for (const b of name) {
@@ -136,7 +137,7 @@ function namesOf(files: string[]): Buffer[] {
 /** Name bytes as the router's error text renders them (UTF-8, else Latin-1). */
 function nameLabel(name: Buffer): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(name);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(name);
   } catch {
     return name.toString('latin1');
   }
@@ -226,9 +227,15 @@ function buildTable(t: Tree): Row[] {
   err('/name/x~7E41.json', 404, 'Name x~41 not found.');
   err('/name/caf%C3%A9-nope.json', 404, 'Name caf\u00e9-nope not found.');
   err('/name/%FF%01.json', 404, 'Name \u00ff\u0001 not found.');
+  err('/name/%EF%BB%BFnope.json', 404, 'Name \ufeffnope not found.');
   err('/name/d/%FF%FE%FD.json', 404, 'Name d/\u00ff\u00fe\u00fd not found.');
   err('/name/%FF%00.json', 400, 'Bad request.');
-  err('/name/a%2F..%2Fb.json', 400, 'Bad request.');
+  err('/name/a%2F..%2Fb.json', 404, 'Name a/../b not found.');
+  err('/name/d/x%2F.%2F..%2Fy.json', 404, 'Name d/x/./../y not found.');
+  err('/name/a/../b.json', 400, 'Bad request.');
+  err('/name/a/%2e%2E/b.json', 400, 'Bad request.');
+  err('/name/a/.%2e/b.json', 400, 'Bad request.');
+  err('/name/a/%2E/b.json', 400, 'Bad request.');
   err('/name/..%2F..%2Fetc%2Fpasswd.json', 400, 'Bad request.');
   err('/name/~2E~2E.json', 404, 'Name ~2E~2E not found.');
   err('/name/a//b.json', 404, 'Name a//b not found.');
@@ -244,6 +251,12 @@ function buildTable(t: Tree): Row[] {
     err('/index.html', 404, 'Not found.');
   }
   if (files.includes('assets/app.js')) ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
+  if (files.includes('openapi.json')) {
+    ok('/openapi.json', 'openapi.json', JSON_T, SHORT);
+    for (const f of files.filter((p) => p.startsWith('schemas/'))) ok(`/${f}`, f, JSON_T, SHORT);
+    err('/schemas/nope.schema.json', 404, 'Not found.');
+    err('/schemas/', 404, 'Not found.');
+  }
   const firstName = t.names[0] ? encodeNamePath(t.names[0]) : 'd/x';
   for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/errors/bad-request.json', `/v/history/name/${firstName}.json`, `/${NETLIFY_FUNCTION}`,
     `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/serve/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
@@ -272,6 +285,7 @@ function isStaticCanonical(target: string): boolean {
   if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
   const path = target.split('?')[0]!;
   if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json') return true;
+  if (path === '/openapi.json' || /^\/schemas\/[a-z-]+\.schema\.json$/.test(path)) return true; // the API contract
   return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
 }
 

@@ -21,6 +21,7 @@ import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
 import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
 import { uiFiles } from './ui/index.js';
+import { contractFiles } from './contract.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
@@ -533,6 +534,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
     for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
+    for (const [rel, content] of contractFiles()) writer.write(rel, content);
 
     progress.begin('manifest');
     await writer.flush();

@@ -86,6 +86,21 @@ class WindowReader {
     }
     return { buf: this.win, start: this.winStart };
   }
+
+  /**
+   * Whether byte k of a window that starts at file offset `start` is zero on
+   * disk. Core ≥ 28 pre-allocates blk files with raw zeros that never went
+   * through the XOR stream, so padding is tested before decoding.
+   */
+  rawZero(buf: Buffer, start: number, k: number): boolean {
+    return buf[k] === (this.key ? this.key[(start + k) % 8]! : 0);
+  }
+
+  /** Whether bytes [k, k+n) of the window (clipped at its end) are all zero on disk. */
+  rawZeros(buf: Buffer, start: number, k: number, n: number): boolean {
+    for (let i = k, end = Math.min(k + n, buf.length); i < end; i++) if (!this.rawZero(buf, start, i)) return false;
+    return true;
+  }
 }
 
 /**
@@ -178,7 +193,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
           const found = buf.indexOf(magic, rel);
           const stop = found === -1 ? buf.length : found;
           for (let k = stop - 1; k >= rel; k--) {
-            if (buf[k] !== 0) {
+            if (!r.rawZero(buf, start, k)) {
               dataEnd = Math.max(dataEnd, start + k + 1);
               break;
             }
@@ -196,7 +211,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         const { buf, start } = await r.at(pos, 8 + HEADER_SIZE);
         const rel = pos - start;
         const avail = buf.length - rel;
-        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32) {
+        // A key that shares bytes with the magic decodes raw zeros into it: 8 raw zero bytes are padding, not a record.
+        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32 && !r.rawZeros(buf, start, rel, 8)) {
           const len = avail >= 8 ? buf.readUInt32LE(rel + 4) : -1;
           let bad: string | undefined;
           if (len < 0) bad = 'record header cut off at end of file';
@@ -237,13 +253,20 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
             );
           }
           pos += 8 + len;
-        } else if (buf[rel] === 0) {
-          // Zero padding (pre-allocated file tail): skip silently.
+        } else if (r.rawZero(buf, start, rel)) {
+          // Zero padding (pre-allocated file tail, raw zeros on disk even with xor.dat): skip silently.
           let p = pos;
           for (;;) {
             const w = await r.at(p, WINDOW);
             let k = p - w.start;
-            while (k < w.buf.length && w.buf[k] === 0) k++;
+            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) {
+              // A key byte equal to the magic's makes a record's first raw bytes zero: stop at its magic.
+              if (w.buf[k] === magic[0]) {
+                if (k + 8 > w.buf.length && w.start + w.buf.length < f.size) break; // header may straddle: re-read from here
+                if (k + 4 <= w.buf.length && w.buf.readUInt32LE(k) === magicU32 && !r.rawZeros(w.buf, w.start, k, 8)) break;
+              }
+              k++;
+            }
             p = w.start + k;
             if (k < w.buf.length || p >= f.size) break;
           }
