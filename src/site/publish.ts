@@ -400,7 +400,14 @@ export async function publish(staging: string, outDir: string, onStep?: (step: P
     else renameSync(outDir, join(rel, (previous = `${name}.prev`)));
     await onStep?.('moved-aside');
   } else if (st) refuse(`refusing to replace ${outDir}: it became a file during the build`);
-  renameSync(link, outDir);
+  try {
+    renameSync(link, outDir);
+  } catch (e) {
+    // Put an older version's directory back at once rather than leave `out` absent until the next run.
+    if (previous?.endsWith('.prev') && lstatOrUndefined(outDir) === undefined) renameSync(join(rel, previous), outDir);
+    rmSync(link, { force: true });
+    throw e;
+  }
   await onStep?.('swapped');
   if (previous !== undefined) rmSync(join(rel, previous), { recursive: true, force: true });
   await onStep?.('removed-old');
