@@ -149,6 +149,8 @@ describe('the build never replaces what it did not make', () => {
     await build(join(d, 'out'), { stateDir: state, force: true });
     await build(join(d, 'out'), { stateDir: state, full: true }); // a full build clears only the index's own files
     expect(readFileSync(join(state, 'notes.txt'), 'utf8')).toBe('keep');
+    // Nor may the index live inside the output (it would be published, then deleted with a release).
+    await expect(build(join(d, 'out2'), { stateDir: join(d, 'out2', 'state') })).rejects.toThrow(/must not contain each other/);
   });
 
   it('--force replaces a foreign directory', async () => {
