@@ -4,10 +4,12 @@ import { resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { getNetwork } from './chain/networks.js';
+import { IoError } from './index/io-error.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
 import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
+import { checkTargets } from './site/publish.js';
 import { openSource } from './source/index.js';
 import { serveUntilSignal } from './serve/server.js';
 import { formatVerifyReport, verifySnapshot } from './site/verify.js';
@@ -49,9 +51,11 @@ async function main(): Promise<void> {
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
           .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
           .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
+          .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
           .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
+        checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
         const source = argv.source
           ? await openSource(argv.source, network, { rpc: { cookieFile: argv['rpc-cookie'] } })
           : demoSource(network);
@@ -63,6 +67,7 @@ async function main(): Promise<void> {
             outDir: out,
             stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
             full: argv.full,
+            force: argv.force,
             pretty: argv.pretty,
             maxAddressTxouts: argv['max-address-txouts'],
             hosts: argv.host as HostName[] | undefined,
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  if (e instanceof IoError && e.nativeDiagnostic) process.stderr.write('\n'); // our line on a line of its own
   process.stderr.write(`snapshot: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { decodeAddress, scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { fromDisplayHex, toDisplayHex } from '../chain/hash.js';
@@ -10,7 +10,8 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from '../index/indexer.js';
 import { addDelta, emptyMeta, readMeta, reuseProblem, saveMeta, type IndexMeta } from '../index/state.js';
 import { emptyCounters, type ChainCounters } from '../index/stats.js';
-import { addressPrefix, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
+import { ioError } from '../index/io-error.js';
+import { addressPrefix, isStoreError, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
 import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
@@ -34,7 +35,7 @@ import {
   type SiteInfo,
 } from './layout.js';
 import { Progress } from './progress.js';
-import { buildPaths, publish, recoverInterrupted } from './publish.js';
+import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
 import { linkTree } from './staging.js';
 import { SiteWriter, writeManifest } from './writer.js';
 
@@ -53,8 +54,12 @@ export interface BuildOptions {
   /** Ignore the index and build everything. */
   full?: boolean;
   progress?: Progress;
+  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
+  force?: boolean;
   /** Called after the tree is written and before it is published (tests use it to kill a build). */
   beforePublish?: () => void | Promise<void>;
+  /** Called between the steps of the publish (tests pause and kill there). */
+  onPublishStep?: (step: PublishStep) => void | Promise<void>;
 }
 
 export interface BuildReport {
@@ -391,14 +396,28 @@ function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
  * failure or kill leaves `outDir` as it was, and the next run recovers.
  */
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
-  const { source, outDir } = opts;
+  // Where the build may write is settled before any work (README "Safety rules").
+  const targets = checkTargets(opts.outDir, opts.stateDir, opts.force);
+  const lock = acquireLock(targets.outDir);
+  try {
+    recoverInterrupted(targets.outDir);
+    prepareStateDir(targets.stateDir);
+    return await buildLocked(opts, targets);
+  } catch (e) {
+    if (!isStoreError(e)) throw e;
+    const err = ioError(e, join(targets.stateDir, 'lmdb'), 'index');
+    err.nativeDiagnostic = true;
+    throw err;
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): Promise<BuildReport> {
+  const { source } = opts;
   const net = source.network;
   const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(null);
-  const stateDir = opts.stateDir ?? `${outDir}.state`;
-  recoverInterrupted(outDir);
-  const paths = buildPaths(outDir);
-  rmSync(paths.staging, { recursive: true, force: true });
 
   const tip = await source.tip();
   const height = opts.height ?? tip.height;
@@ -415,7 +434,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   if (fullReason || !meta) {
     if (fullReason && existsSync(join(outDir, MANIFEST_PATH))) progress.note(`full build: ${fullReason}`);
     await store.close();
-    rmSync(stateDir, { recursive: true, force: true });
+    clearStateDir(stateDir);
     store = openStore(stateDir);
     meta = emptyMeta(net, options);
   }
@@ -425,6 +444,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
 
   const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
   let writer: SiteWriter | undefined;
+  let staging: string | undefined;
+  let failed = false;
   try {
     const changes: Changes | undefined = full
       ? undefined
@@ -488,11 +509,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     }
 
     progress.begin('staging');
-    if (full) {
-      store.files.clearSync();
-      mkdirSync(paths.staging, { recursive: true });
-    } else linkTree(outDir, paths.staging, new Set([MANIFEST_PATH]));
-    writer = new SiteWriter(paths.staging, store.files, full ? 'fresh' : 'update');
+    staging = createStaging(outDir);
+    if (full) store.files.clearSync();
+    else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
+    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     const ctx: Ctx = { net, namecoin, store, spill, writer, height, pretty: opts.pretty ?? false, cap, progress, meta };
 
     if (changes) {
@@ -519,11 +539,12 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     progress.begin('manifest');
     await writer.flush();
     await store.root.flushed;
-    const manifest = writeManifest(store.files, join(paths.staging, MANIFEST_PATH));
+    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH));
     progress.end();
 
     await opts.beforePublish?.();
-    publish(paths.staging, outDir);
+    checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
+    await publish(staging, outDir, opts.onPublishStep);
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
@@ -546,10 +567,21 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
-    await writer?.close();
-    spill.close();
-    await store.close();
-    rmSync(paths.staging, { recursive: true, force: true });
+    // After a failure, cleaning up must not hide it (a full disk can fail these too).
+    const step = async (f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        if (!failed) throw e;
+      }
+    };
+    await step(() => writer?.close());
+    await step(() => spill.close());
+    await step(() => store.close());
+    await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
   }
 }
