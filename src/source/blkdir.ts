@@ -14,8 +14,9 @@ import { xorObfuscate } from '../chain/blkfile.js';
 import { HEADER_SIZE, parseBlock } from '../chain/block.js';
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
+import { checkHeaderAlone } from '../chain/validate.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
-import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
+import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {
   /** Blocks read ahead of the consumer in mainChain() (default 16). */
@@ -101,6 +102,10 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const magic = Buffer.from(network.magic, 'hex');
   const magicU32 = magic.readUInt32LE(0);
   const warnings: string[] = [];
+  // Headers that fail their own proof of work (damaged): kept out of the chain, reported by the validating wrapper.
+  const rejected: RejectedBlock[] = [];
+  const rejectedPrev: Buffer[] = [];
+  const rejectedHashes = new Set<string>();
 
   let entries: string[];
   try {
@@ -212,7 +217,19 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
           }
           stats.records++;
           const header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
-          const { index, isNew } = tree.add(header);
+          const headerHash = sha256d(header);
+          const invalid = checkHeaderAlone(header, headerHash, network);
+          if (invalid) {
+            const hash = toDisplayHex(headerHash);
+            if (!rejectedHashes.has(hash)) {
+              rejected.push({ hash, height: undefined, place: { file: f.name, offset: pos + 8 }, invalid });
+              rejectedPrev.push(Buffer.from(header.subarray(4, 36)));
+            }
+            rejectedHashes.add(hash);
+            pos += 8 + len;
+            continue;
+          }
+          const { index, isNew } = tree.add(header, headerHash);
           if (isNew) {
             if (index >= fileOf.length) {
               const cap = fileOf.length * 2;
@@ -291,8 +308,20 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   if (missingFiles.length > 0) {
     warnings.push(`${describe}: ${describeList(missingFiles)} missing; the chain from genesis reaches height ${tip.height}`);
   }
+  rejected.forEach((r, k) => {
+    const parent = tree.indexOf(rejectedPrev[k]!);
+    if (parent !== -1 && sel.height[parent]! >= 0) r.height = sel.height[parent]! + 1;
+  });
+  const placeOf = (i: number): BlockPlace => ({ file: files[fileOf[i]!]!.name, offset: posOf[i]! });
   if (sel.orphanCount > 0) {
-    warnings.push(`${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans)`);
+    // Loud: in a node's blocks dir every stored block connects, so this is missing or damaged data.
+    let first = -1;
+    for (let i = 0; i < tree.size && first === -1; i++) if (sel.height[i] === -1 && tree.parentOf(i) === -1) first = i;
+    const at = placeOf(first);
+    warnings.push(
+      `${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans) do not connect to the chain from genesis, so the chain found ends at height ${tip.height}; ` +
+        `the first, ${tree.hashHex(first)} at ${at.file} offset ${at.offset}, builds on ${toDisplayHex(tree.prevHash(first))}, which is in no blk file (missing or damaged data?)`,
+    );
   }
 
   // ---- pass 2: lazy body reads ----
@@ -368,6 +397,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     network,
     description: describe,
     warnings,
+    rejected,
     scanStats: stats,
     files: files.map((f) => f.name),
     tipWork: sel.tipWork,
@@ -378,7 +408,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       if (height > tip.height) throw aboveTip(height);
       let h = from;
       for await (const { index, raw } of readInOrder(sel.main.subarray(from), height + 1 - from)) {
-        yield { height: h++, hash: tree.hashHex(index), raw };
+        yield { height: h++, hash: tree.hashHex(index), raw, place: placeOf(index) };
       }
     },
     async hashAt(height: number): Promise<string> {
@@ -398,10 +428,10 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       }
       side.sort((a, b) => sel.height[a]! - sel.height[b]! || a - b);
       for await (const { index, raw } of readInOrder(side, side.length)) {
-        yield { kind: 'side', hash: tree.hashHex(index), height: sel.height[index]!, raw };
+        yield { kind: 'side', hash: tree.hashHex(index), height: sel.height[index]!, raw, place: placeOf(index) };
       }
       for await (const { index, raw } of readInOrder(orphans, orphans.length)) {
-        yield { kind: 'orphan', hash: tree.hashHex(index), height: undefined, raw };
+        yield { kind: 'orphan', hash: tree.hashHex(index), height: undefined, raw, place: placeOf(index) };
       }
     },
     async close() {
