@@ -415,7 +415,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   let height = opts.height ?? tip.height;
   const requested = height;
   if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
-  if (height > tip.height) throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+  if (height > tip.height) {
+    await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
+    throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+  }
   const cap = opts.maxAddressTxouts ?? 10000;
   const hosts = opts.hosts ?? HOSTS;
   const options = JSON.stringify({ pretty: opts.pretty ?? false, cap, hosts: [...hosts].sort(), out: outDir });

@@ -298,6 +298,9 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         hint.height !== undefined
           ? `heights 0–${hint.height - 1} are missing (the lowest block held, ${hint.hash}, is height ${hint.height} by its coinbase)`
           : `heights from 0 up to the lowest block held (${hint.hash}, at ${hint.where}) are missing`;
+    } else if (rejected.length > 0) {
+      const r = rejected[0]!;
+      msg += `; ${rejected.length} block(s) there are invalid, the first at ${r.place.file} offset ${r.place.offset}: block ${r.hash} is invalid: ${r.invalid.kind}: ${r.invalid.detail}`;
     } else {
       msg += ` (${tree.size} blocks found, none of them the genesis block: wrong --network, or not a full blocks dir)`;
     }
@@ -313,14 +316,15 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     if (parent !== -1 && sel.height[parent]! >= 0) r.height = sel.height[parent]! + 1;
   });
   const placeOf = (i: number): BlockPlace => ({ file: files[fileOf[i]!]!.name, offset: posOf[i]! });
+  let firstOrphan = '';
   if (sel.orphanCount > 0) {
     // Loud: in a node's blocks dir every stored block connects, so this is missing or damaged data.
     let first = -1;
     for (let i = 0; i < tree.size && first === -1; i++) if (sel.height[i] === -1 && tree.parentOf(i) === -1) first = i;
     const at = placeOf(first);
+    firstOrphan = `the first, ${tree.hashHex(first)} at ${at.file} offset ${at.offset}, builds on ${toDisplayHex(tree.prevHash(first))}, which is in no blk file (missing or damaged data?)`;
     warnings.push(
-      `${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans) do not connect to the chain from genesis, so the chain found ends at height ${tip.height}; ` +
-        `the first, ${tree.hashHex(first)} at ${at.file} offset ${at.offset}, builds on ${toDisplayHex(tree.prevHash(first))}, which is in no blk file (missing or damaged data?)`,
+      `${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans) do not connect to the chain from genesis, so the chain found ends at height ${tip.height}; ${firstOrphan}`,
     );
   }
 
@@ -364,7 +368,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const aboveTip = (height: number): Error => {
     let msg = `${describe}: height ${height} is above the tip of the chain found (height ${tip.height}, ${tip.hash})`;
     if (missingFiles.length > 0) msg += `; ${describeList(missingFiles)} missing (pruned or incomplete dir)`;
-    if (sel.orphanCount > 0) msg += `; ${sel.orphanCount} block(s) have an unknown parent`;
+    if (sel.orphanCount > 0) msg += `; ${sel.orphanCount} block(s) have an unknown parent: ${firstOrphan}`;
     return new Error(msg);
   };
 

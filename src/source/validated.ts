@@ -93,7 +93,10 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
     get stoppedAt() {
       return stoppedAt;
     },
-    tip: () => source.tip(),
+    async tip() {
+      reportRejected();
+      return source.tip();
+    },
     hashAt: (height) => source.hashAt(height),
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       reportRejected();
