@@ -146,6 +146,25 @@ describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbi
   }, 60_000);
 });
 
+describe.skipIf(!HAVE_SHARED)('issue 11 item 8: a record that does not parse is named by file and absolute offset', () => {
+  beforeAll(() => {
+    base = mkdtempSync(join(tmpdir(), 'snapshot-validate-parse-'));
+  });
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+  it('block 5 announcing 2 txs (it holds 1): the error is at the end of the block in blk00000.dat, not at an offset inside the block', async () => {
+    const b0 = Buffer.from(NB());
+    const rec5 = records(b0)[5]!;
+    expect(b0[rec5.data + 80]).toBe(1); // the tx count
+    b0[rec5.data + 80] = 2;
+    const dir = blocksDir({ 'blk00000.dat': b0, 'blk00001.dat': NB1() });
+    const err = await failure(build(dir, join(base, 'o'), { height: 10 }));
+    expect((err as InvalidBlockError).invalid.kind).toBe('malformed');
+    // The second tx would start where the block ends: the absolute offset of that byte.
+    expect(err.message).toMatch(new RegExp(`^blk00000\\.dat offset ${rec5.data + rec5.len}: block ${idOf(b0.subarray(rec5.data))} at height 5 is invalid: malformed: tx version: need 4 bytes, 0 left \\(the block starts at offset ${rec5.data}\\)$`));
+  }, 60_000);
+});
+
 /** A builder chain (Namecoin regtest, merge-mined) whose block 102 holds a coinbase and two payments. */
 function builderChain() {
   const cb = new ChainBuilder({ network: NETWORKS['namecoin-regtest'], seed: 'validate' });

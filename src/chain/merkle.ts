@@ -1,4 +1,4 @@
-import { sha256d, sha256dParts, toDisplayHex } from './hash.js';
+import { sha256d, toDisplayHex } from './hash.js';
 
 function hasDuplicates(hashes: readonly Buffer[]): boolean {
   const seen = new Set<string>();
@@ -10,12 +10,15 @@ function hasDuplicates(hashes: readonly Buffer[]): boolean {
   return false;
 }
 
+const pair = Buffer.alloc(64);
+
 function nextLevel(level: readonly Buffer[]): Buffer[] {
   const next: Buffer[] = [];
   for (let i = 0; i < level.length; i += 2) {
     const a = level[i]!;
-    const b = level[i + 1] ?? a;
-    next.push(sha256dParts([a, b]));
+    a.copy(pair, 0);
+    (level[i + 1] ?? a).copy(pair, 32);
+    next.push(sha256d(pair));
   }
   return next;
 }
