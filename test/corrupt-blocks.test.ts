@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Block as BjsBlock } from 'bitcoinjs-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
+import { sha256d } from '../src/chain/hash.js';
 import { NETWORKS, type Network } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { verifySnapshot } from '../src/site/verify.js';
@@ -168,13 +169,33 @@ function bjsVerdict(block: Buffer, aux: number): string {
 
 const POW_LIMIT_MAIN = BigInt(`0x00000000${'f'.repeat(56)}`);
 
-/** A header whose bits were changed: a target that is negative, zero or above the limit is bad-diffbits; else the hash misses it. */
-function headerVerdict(bits: number): string {
+const POW_LIMIT_REGTEST = BigInt(`0x7${'f'.repeat(63)}`);
+
+/** The target of compact bits (undefined: negative, zero or above the limit). */
+function targetOf(bits: number, limit: bigint): bigint | undefined {
   const exp = bits >>> 24;
   const mant = bits & 0x7fffff;
-  if (mant !== 0 && bits & 0x800000) return 'bad-diffbits';
+  if (mant !== 0 && bits & 0x800000) return undefined;
   const target = exp <= 3 ? BigInt(mant >>> (8 * (3 - exp))) : BigInt(mant) * 256n ** BigInt(exp - 3);
-  return target === 0n || target > POW_LIMIT_MAIN ? 'bad-diffbits' : 'high-hash';
+  return target === 0n || target > limit ? undefined : target;
+}
+
+/** A header whose bits were changed: a target that is negative, zero or above the limit is bad-diffbits; else the hash misses it. */
+function headerVerdict(bits: number): string {
+  return targetOf(bits, POW_LIMIT_MAIN) === undefined ? 'bad-diffbits' : 'high-hash';
+}
+
+/**
+ * A merge-mined header changed outside its version: the parent header's hash (unchanged) is
+ * checked against the child's bits first; if it passes, the AuxPoW no longer commits to the
+ * changed child hash.
+ */
+function auxHeaderVerdict(data: Buffer, aux: number): string {
+  const target = targetOf(data.readUInt32LE(72), POW_LIMIT_REGTEST);
+  if (target === undefined) return 'bad-diffbits';
+  const parent = data.subarray(80 + aux - 80, 80 + aux);
+  const parentHash = BigInt(`0x${Buffer.from(sha256d(parent)).reverse().toString('hex')}`);
+  return parentHash > target ? 'auxpow-high-hash' : 'bad-auxpow';
 }
 
 interface Row {
@@ -184,7 +205,7 @@ interface Row {
   /** Expected error kind, or 'warning' for a damaged record the scan skips (loudly). */
   kind: string;
   file: string;
-  /** Exact offset expected in the message, or a range [from, to) for parse errors. */
+  /** Exact offset expected in the message, or the block's range [from, to] for parse errors (the end: a count that runs past it). */
   offset: number | [number, number];
   /** For 'warning' rows: the tip height expected. */
   tip?: number;
@@ -195,12 +216,17 @@ function flipRow(name: string, chain: Chain, rng: () => number, region: 'body' |
   const r = chain.recs[i]!;
   const datas = chain.recs.map((x) => x.data);
   const data = Buffer.from(r.data);
-  const at = region === 'bits' ? 72 + Math.floor(rng() * 4) : region === 'header' ? Math.floor(rng() * 80) : 80 + r.aux + Math.floor(rng() * (data.length - 80 - r.aux));
+  // (merge-mined headers: not the version, whose flags change how the block parses)
+  const first = r.aux > 0 ? 4 : 0;
+  const at = region === 'bits' ? 72 + Math.floor(rng() * 4) : region === 'header' ? first + Math.floor(rng() * (80 - first)) : 80 + r.aux + Math.floor(rng() * (data.length - 80 - r.aux));
   data[at]! ^= 1 << Math.floor(rng() * 8);
   datas[i] = data;
   const { bytes, dataOffset } = layout(chain, datas);
   const off = dataOffset[i]!;
-  if (region !== 'body') return { name: `${name} #${i} byte ${at}`, chain, files: bytes, kind: headerVerdict(data.readUInt32LE(72)), file: r.file, offset: off };
+  if (region !== 'body') {
+    const kind = r.aux > 0 ? auxHeaderVerdict(data, r.aux) : headerVerdict(data.readUInt32LE(72));
+    return { name: `${name} #${i} byte ${at}`, chain, files: bytes, kind, file: r.file, offset: off };
+  }
   const kind = bjsVerdict(data, r.aux);
   return { name: `${name} #${i} byte ${at}`, chain, files: bytes, kind, file: r.file, offset: kind === 'malformed' ? [off, off + data.length] : off };
 }
@@ -282,6 +308,13 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
     for (let k = 0; k < 30; k++) rows.push(flipRow('body flip (namecoin regtest, AuxPoW + segwit)', nmc, rng, 'body'));
     for (let k = 0; k < 50; k++) rows.push(flipRow('header flip (bitcoin)', nb, rng, 'header'));
     for (let k = 0; k < 16; k++) rows.push(flipRow('bits flip (bitcoin)', nb, rng, 'bits'));
+    const auxOnly: Chain = { ...nmc, recs: nmc.recs }; // every block after genesis is merge-mined
+    for (let k = 0; k < 24; k++) {
+      let row: Row;
+      do row = flipRow('header flip (namecoin regtest AuxPoW)', auxOnly, rng, k % 3 === 0 ? 'bits' : 'header');
+      while (row.name.includes(' #0 ')); // genesis: its own PoW, at regtest's easy target
+      rows.push(row);
+    }
     for (let k = 0; k < 30; k++) rows.push(swapRow(nb, rng));
     const dupable = nmc.recs.map((r, i) => ({ n: parseBlock(r.data, { auxpow: true }).txs.length, i })).filter(({ n }) => n >= 3 && (n & (n - 1)) !== 0);
     for (let k = 0; k < 20; k++) rows.push(dupTailRow(nmc, dupable[Math.floor(rng() * dupable.length)]!.i));
@@ -296,7 +329,7 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
   it('has at least 200 rows, with every kind of damage', () => {
     expect(rows.length).toBeGreaterThanOrEqual(200);
     const kinds = new Set(rows.map((r) => r.kind));
-    for (const k of ['bad-txnmrklroot', 'malformed', 'high-hash', 'bad-diffbits', 'bad-txns-duplicate', 'warning']) expect(kinds, k).toContain(k);
+    for (const k of ['bad-txnmrklroot', 'malformed', 'high-hash', 'bad-diffbits', 'bad-txns-duplicate', 'bad-auxpow', 'bad-witness-merkle-match', 'warning']) expect(kinds, k).toContain(k);
   });
 
   it('every row fails with the expected kind, naming the blk file and the absolute offset (0 silent wrong reads)', async () => {
@@ -331,7 +364,7 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
       else if (!m || m[1] !== row.file) bad(`message names no ${row.file} offset: ${msg}`);
       else {
         const at = Number(m[2]);
-        const ok = typeof row.offset === 'number' ? at === row.offset : at >= row.offset[0] && at < row.offset[1];
+        const ok = typeof row.offset === 'number' ? at === row.offset : at >= row.offset[0] && at <= row.offset[1];
         if (!ok) bad(`offset ${at} in ${msg}`);
       }
     }

@@ -17,7 +17,7 @@
  * Failures are values ({@link Invalid}) whose `kind` is Core's reject reason where Core has
  * one ('high-hash', 'bad-txnmrklroot', …), so callers can name them and tests can assert them.
  */
-import { AUXPOW_VERSION_FLAG, parseBlock, type AuxPow, type Block, type BlockHeader } from './block.js';
+import { AUXPOW_VERSION_FLAG, parseBlock, parseBlockHead, type AuxPow, type Block, type BlockHeader } from './block.js';
 import { ParseError } from './errors.js';
 import { sha256d, toDisplayHex } from './hash.js';
 import { computeMerkleRoot, foldBranch } from './merkle.js';
@@ -117,17 +117,22 @@ function checkChainId(header: Pick<BlockHeader, 'version'>, consensus: Consensus
 }
 
 /**
- * The checks an 80-byte header allows on its own (the blocks dir's first pass): Namecoin's
- * chain ID and, unless the version announces an AuxPoW (whose parent header comes after the
- * header, checked with the body), the header's own PoW. `hash` is sha256d(header), internal order.
+ * The proof-of-work checks a block's head allows before its transactions are read (a blocks
+ * dir's first pass, so that a damaged header never takes part in choosing the chain): the
+ * header's own PoW or, for a merge-mined header, its AuxPoW, which follows the header in
+ * `head` (the block's first bytes; the transactions may be cut off). The header's hash is
+ * returned with the verdict.
  */
-export function checkHeaderAlone(header: Buffer, hash: Buffer, net: Network): Invalid | undefined {
-  const consensus = consensusOf(net);
-  const version = header.readUInt32LE(0);
-  const bad = checkChainId({ version }, consensus);
-  if (bad) return bad;
-  if (net.auxpow && isAuxpowVersion(version)) return undefined;
-  return checkPow(hash, header.readUInt32LE(72), consensus);
+export function checkBlockHead(head: Buffer, net: Network): { hash: Buffer; invalid: Invalid | undefined } {
+  let parsed;
+  try {
+    parsed = parseBlockHead(head, { auxpow: net.auxpow });
+  } catch (e) {
+    if (!(e instanceof ParseError)) throw e;
+    return { hash: sha256d(head.subarray(0, 80)), invalid: { kind: 'malformed', detail: e.what, offset: e.offset } };
+  }
+  const { header, auxpow } = parsed;
+  return { hash: header.hash, invalid: checkBlockPow({ header, auxpow, txs: [], raw: head }, net) };
 }
 
 /** Namecoin Core's CAuxPow::getExpectedIndex (64-bit unsigned arithmetic). */

@@ -11,10 +11,10 @@
 import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { xorObfuscate } from '../chain/blkfile.js';
-import { HEADER_SIZE, parseBlock } from '../chain/block.js';
+import { AUXPOW_VERSION_FLAG, HEADER_SIZE, parseBlock } from '../chain/block.js';
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
-import { checkHeaderAlone } from '../chain/validate.js';
+import { checkBlockHead } from '../chain/validate.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
 
@@ -216,9 +216,19 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
             continue;
           }
           stats.records++;
-          const header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
-          const headerHash = sha256d(header);
-          const invalid = checkHeaderAlone(header, headerHash, network);
+          let header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
+          // A merge-mined header's proof of work is the AuxPoW after it: check it with the record in the window.
+          let head = header;
+          if (network.auxpow && header.readUInt32LE(0) & AUXPOW_VERSION_FLAG) {
+            const w = await r.at(pos, Math.min(8 + len, WINDOW));
+            const wrel = pos - w.start;
+            head = w.buf.subarray(wrel + 8, Math.min(w.buf.length, wrel + 8 + len));
+            header = head.subarray(0, HEADER_SIZE);
+          }
+          const checked = checkBlockHead(head, network);
+          const headerHash = checked.hash;
+          // (an AuxPoW longer than the window is checked when the block is read)
+          const invalid = checked.invalid?.kind === 'malformed' && head.length < len ? undefined : checked.invalid;
           if (invalid) {
             const hash = toDisplayHex(headerHash);
             if (!rejectedHashes.has(hash)) {
