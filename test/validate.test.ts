@@ -122,6 +122,9 @@ describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbi
     expect(err.message).toMatch(new RegExp(`^blk00001\\.dat offset ${rec.data}: block ${bad} at height 377 is invalid: high-hash: `));
     expect(existsSync(join(base, 'ohdr'))).toBe(false);
 
+    const skipped = await build(dir, join(base, 'ohdrskip'), { height: 599, skipInvalid: true });
+    expect([skipped.height, skipped.requestedHeight, skipped.skippedInvalid.map((s) => s.kind)]).toEqual([376, 599, ['high-hash']]);
+
     const p = cli('build', '--source', `blocks:${dir}`, '--network', 'bitcoin', '--out', join(base, 'ohdrcli'), '--skip-invalid', '--host', 'nginx');
     expect(p.status).toBe(0);
     expect(p.stdout).toMatch(/bitcoin height 376 /);

@@ -416,8 +416,11 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   const requested = height;
   if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
   if (height > tip.height) {
-    await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
-    throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+    if (source.skipped.length > 0) height = tip.height; // skipInvalid: the source left invalid blocks out below the height asked for
+    else {
+      await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
+      throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+    }
   }
   const cap = opts.maxAddressTxouts ?? 10000;
   const hosts = opts.hosts ?? HOSTS;
