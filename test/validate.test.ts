@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBlock, type Block } from '../src/chain/block.js';
 import { ChainBuilder } from '../src/chain/builder/chain.js';
 import { ByteWriter } from '../src/chain/builder/bytes.js';
+import { generateChain } from '../src/chain/builder/generate.js';
 import { grindHeader, serializeTx } from '../src/chain/builder/serialize.js';
 import { locks } from '../src/chain/builder/scripts.js';
 import { demoChain } from '../src/chain/demo.js';
@@ -289,6 +290,21 @@ describe.skipIf(!HAVE_SHARED)('validate.ts on real blocks', () => {
   it('accepts the builder’s demo chain (regtest PoW solved, real AuxPoW) and every block of it', () => {
     const chain = demoChain();
     for (const b of [...chain.main, ...chain.side, ...chain.orphans]) expect(kindOf(parseValidBlock(b.raw, chain.network, b.kind === 'orphan' ? undefined : b.height).invalid), b.hash).toBe('valid');
+  });
+
+  it('accepts the fast chain generator’s blocks (the build benchmarks’ chains), merge-mined or not', () => {
+    for (const [net, auxpow] of [
+      [NETWORKS['namecoin-regtest'], true],
+      [NETWORKS['namecoin-regtest'], false],
+      [NETWORKS['bitcoin-regtest'], false],
+    ] as const) {
+      let count = 0;
+      for (const b of generateChain({ network: net, seed: 3, txCount: 1500, txPerBlock: 40, auxpow })) {
+        expect(kindOf(parseValidBlock(b.raw, net, b.height).invalid), `${net.name} ${b.height}`).toBe('valid');
+        count++;
+      }
+      expect(count).toBeGreaterThan(130);
+    }
   });
 
   it('compact bits: negative, zero, overflowing and above-limit targets are bad-diffbits (Core’s SetCompact flags); a hash above the target is high-hash', () => {
