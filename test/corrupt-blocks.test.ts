@@ -18,7 +18,7 @@ import { verifySnapshot } from '../src/site/verify.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
 import { mulberry32 } from './chains.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, manifestMismatches } from './helpers.js';
+import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, manifestMismatches, namecoinRegtestRecords } from './helpers.js';
 
 interface Rec {
   file: string;
@@ -51,24 +51,8 @@ function loadNbitcoin(): Chain {
 
 /** The Namecoin Core regtest dir, decoded (written back without xor.dat, without the zero tail). */
 function loadNamecoinRegtest(): Chain {
-  const base = chainPath('namecoin-core-regtest');
-  const man = JSON.parse(readFileSync(join(base, 'blocks-manifest.json'), 'utf8')) as {
-    files: Record<string, { blocks?: { offset: number; length: number; height: number }[] }>;
-  };
-  const key = readFileSync(join(base, 'blocks', 'xor.dat'));
-  const recs: Rec[] = [];
-  const files = Object.keys(man.files)
-    .filter((f) => /^blk\d{5}\.dat$/.test(f))
-    .sort();
-  for (const file of files) {
-    const buf = Buffer.from(readFileSync(join(base, 'blocks', file)));
-    for (let i = 0; i < buf.length; i++) buf[i]! ^= key[i % 8]!;
-    for (const b of man.files[file]!.blocks ?? []) {
-      const data = buf.subarray(b.offset + 8, b.offset + 8 + b.length);
-      const parsed = parseBlock(data, { auxpow: true });
-      recs.push({ file, height: b.height, data, aux: parsed.auxpow?.size ?? 0 });
-    }
-  }
+  const recs = namecoinRegtestRecords().map((r) => ({ ...r, aux: parseBlock(r.data, { auxpow: true }).auxpow?.size ?? 0 }));
+  const files = [...new Set(recs.map((r) => r.file))];
   return { net: NETWORKS['namecoin-regtest'], magic: Buffer.from('fabfb5da', 'hex'), files, recs };
 }
 

@@ -2,7 +2,7 @@
 // exit 0 and a wrong tree), every source (blocks dir, RPC, in-memory), --skip-invalid, and the
 // rules of src/chain/validate.ts on real blocks and on blocks changed one rule at a time.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ import { openRpc } from '../src/source/rpc.js';
 import { InvalidBlockError } from '../src/source/validated.js';
 import { asMemoryBlocks } from './chains.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, framedBlocks, readChain } from './helpers.js';
+import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, namecoinRegtestRecords, readChain } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NB = () => readChain('nbitcoin', 'blk00000.dat');
@@ -260,16 +260,7 @@ describe.skipIf(!HAVE_SHARED)('validate.ts on real blocks', () => {
       checked.push(label);
     };
     [...framedBlocks(NB()), ...framedBlocks(NB1())].forEach((b, h) => expectValid('nbitcoin', b, NETWORKS.bitcoin, h));
-    const man = JSON.parse(readFileSync(chainPath('namecoin-core-regtest', 'blocks-manifest.json'), 'utf8')) as {
-      files: Record<string, { blocks?: { offset: number; length: number; height: number }[] }>;
-    };
-    const key = readFileSync(chainPath('namecoin-core-regtest', 'blocks', 'xor.dat'));
-    for (const [file, f] of Object.entries(man.files)) {
-      if (!f.blocks) continue;
-      const buf = Buffer.from(readFileSync(chainPath('namecoin-core-regtest', 'blocks', file)));
-      for (let i = 0; i < buf.length; i++) buf[i]! ^= key[i % 8]!;
-      for (const b of f.blocks) expectValid('namecoin-core-regtest', buf.subarray(b.offset + 8, b.offset + 8 + b.length), NETWORKS['namecoin-regtest'], b.height);
-    }
+    for (const r of namecoinRegtestRecords()) expectValid('namecoin-core-regtest', r.data, NETWORKS['namecoin-regtest'], r.height);
     for (const f of ['namecoingenesis.blk', 'namecoinblock.blk', 'namecointhreedifferentopinoneblock.blk']) {
       for (const b of framedBlocks(readChain('hadoopcryptoledger', f))) expectValid(f, b, NETWORKS.namecoin, f === 'namecoingenesis.blk' ? 0 : undefined);
     }
@@ -406,20 +397,9 @@ function writeAuxPow(a: NonNullable<Block['auxpow']>, coinbaseRaw: Buffer, paren
 describe.skipIf(!HAVE_SHARED)('validate.ts: CAuxPow::check rule by rule, on a real Namecoin Core regtest AuxPoW block', () => {
   /** A merge-mined block with a chain merkle branch and the marker (blocks-manifest + chain.json). */
   function realAuxBlock(): Buffer {
-    const man = JSON.parse(readFileSync(chainPath('namecoin-core-regtest', 'blocks-manifest.json'), 'utf8')) as {
-      files: Record<string, { blocks?: { offset: number; length: number; height: number }[] }>;
-    };
-    const key = readFileSync(chainPath('namecoin-core-regtest', 'blocks', 'xor.dat'));
-    for (const [file, f] of Object.entries(man.files)) {
-      const buf = Buffer.from(readFileSync(chainPath('namecoin-core-regtest', 'blocks', file)));
-      for (let i = 0; i < buf.length; i++) buf[i]! ^= key[i % 8]!;
-      for (const b of f.blocks ?? []) {
-        const raw = buf.subarray(b.offset + 8, b.offset + 8 + b.length);
-        const blk = parseBlock(raw, { auxpow: true });
-        if (!blk.auxpow) continue;
-        const script = blk.auxpow!.coinbaseTx.inputs[0]!.script;
-        if (blk.auxpow!.chainBranch.length >= 2 && blk.auxpow!.coinbaseBranch.length >= 1 && script.includes(Buffer.from('fabe6d6d', 'hex'))) return Buffer.from(raw);
-      }
+    for (const { data } of namecoinRegtestRecords()) {
+      const a = parseBlock(data, { auxpow: true }).auxpow;
+      if (a && a.chainBranch.length >= 2 && a.coinbaseBranch.length >= 1 && a.coinbaseTx.inputs[0]!.script.includes(Buffer.from('fabe6d6d', 'hex'))) return Buffer.from(data);
     }
     throw new Error('no merge-mined block with a chain branch in the regtest data');
   }
