@@ -24,8 +24,11 @@ function printReport(r: BuildReport, out: string): void {
     `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
   ];
   if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
-  for (const w of r.warnings) lines.push(`  warning: ${w}`);
+  if (r.skippedInvalid.length) lines.push(`  invalid blocks skipped: ${r.skippedInvalid.length}${r.requestedHeight !== undefined ? ` (the snapshot stops at height ${r.height}, not ${r.requestedHeight})` : ''}`);
+  if (r.warnings.length) lines.push(`  warnings: ${r.warnings.length} (on stderr)`);
   process.stdout.write(lines.join('\n') + '\n');
+  // Warnings go to stderr, where they are not lost in the report (skipped invalid blocks, blocks that do not connect, skipped junk).
+  for (const w of r.warnings) process.stderr.write(`snapshot: warning: ${w}\n`);
 }
 
 /** The package's version: package.json sits one level above both src/ and dist/. */
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
           .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
           .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
           .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
+          .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (the snapshot stops below an invalid main-chain block)' })
           .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
@@ -68,6 +72,7 @@ async function main(): Promise<void> {
             stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
             full: argv.full,
             force: argv.force,
+            skipInvalid: argv['skip-invalid'],
             pretty: argv.pretty,
             maxAddressTxouts: argv['max-address-txouts'],
             hosts: argv.host as HostName[] | undefined,

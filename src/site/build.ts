@@ -19,6 +19,7 @@ import { decodeNameBytes, renderName, type NameRecord } from '../render/name.js'
 import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
+import { validatedSource, type InvalidBlock } from '../source/validated.js';
 import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
 import { uiFiles } from './ui/index.js';
 import { contractFiles } from './contract.js';
@@ -53,6 +54,11 @@ export interface BuildOptions {
   hosts?: readonly HostName[];
   /** Ignore the index and build everything. */
   full?: boolean;
+  /**
+   * Skip invalid blocks with a warning instead of failing: an invalid off-chain block is left
+   * out; an invalid main-chain block ends the snapshot at the height below it.
+   */
+  skipInvalid?: boolean;
   progress?: Progress;
   /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
   force?: boolean;
@@ -83,6 +89,10 @@ export interface BuildReport {
   cappedAddresses: number;
   nonUtf8Names: number;
   duplicateTxids: string[];
+  /** Invalid blocks skipped (skipInvalid); each also has a warning. */
+  skippedInvalid: InvalidBlock[];
+  /** The height asked for when an invalid main-chain block made the snapshot stop below it. */
+  requestedHeight: number | undefined;
   warnings: string[];
   stageSeconds: [string, number][];
 }
@@ -414,15 +424,23 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
 }
 
 async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): Promise<BuildReport> {
-  const { source } = opts;
+  // Every block of every source is validated on its way in (src/source/validated.ts).
+  const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid });
   const net = source.network;
   const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(null);
 
   const tip = await source.tip();
-  const height = opts.height ?? tip.height;
+  let height = opts.height ?? tip.height;
+  const requested = height;
   if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
-  if (height > tip.height) throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+  if (height > tip.height) {
+    if (source.skipped.length > 0) height = tip.height; // skipInvalid: the source left invalid blocks out below the height asked for
+    else {
+      await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
+      throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+    }
+  }
   const cap = opts.maxAddressTxouts ?? 10000;
   const hosts = opts.hosts ?? HOSTS;
   const options = JSON.stringify({ pretty: opts.pretty ?? false, cap, hosts: [...hosts].sort(), out: outDir });
@@ -474,13 +492,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     let prevHash = fork >= 0 ? store.heights.get(fork)!.hash : undefined;
     for await (const sb of source.mainChain(height, fork + 1)) {
       if (sb.height !== meta.tip + 1) throw new Error(`${source.description} delivered height ${sb.height}, expected ${meta.tip + 1}`);
-      let block: Block;
-      try {
-        block = parseBlock(sb.raw, { auxpow: net.auxpow });
-      } catch (e) {
-        throw new Error(`block ${sb.hash} at height ${sb.height}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-      }
-      if (block.header.id !== sb.hash) throw new Error(`block at height ${sb.height}: header hashes to ${block.header.id}, not ${sb.hash}`);
+      const block: Block = sb.block!; // parsed and validated by the wrapper
       if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
         throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
       }
@@ -495,6 +507,10 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       meta.tip = sb.height;
       prevHash = sb.hash;
       progress.update(sb.height - fork, height - fork, 'blocks');
+    }
+    if (meta.tip !== height && source.stoppedAt) {
+      if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
+      height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
     }
     if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
     if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
@@ -564,6 +580,8 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       cappedAddresses: meta.capped.length,
       nonUtf8Names,
       duplicateTxids: meta.duplicates.map((d) => d.txid),
+      skippedInvalid: [...source.skipped],
+      requestedHeight: height !== requested ? requested : undefined,
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
