@@ -132,6 +132,15 @@ ${hdr(CACHE_SHORT)}${guard}    try_files /index.html =404;
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
   }
+  # The API contract (OpenAPI description and JSON Schemas).
+  location = /openapi.json {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
+  location ^~ /schemas/ {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
   location / {
     return 418;
   }
