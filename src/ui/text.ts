@@ -3,12 +3,11 @@
  * them, the `#/name/` route encoding, and name operations read from a script's ASM text (the
  * API gives scripts as ASM, the form src/chain/names.ts parses is the script's bytes).
  */
+import { nameBytesToText } from '../chain/name-text.js';
 import { decodeNamePathBytes, encodeNamePath } from '../site/name-path.js';
 
 const HEX = '0123456789ABCDEF';
 const encoder = new TextEncoder();
-// ignoreBOM: a value that begins with EF BB BF keeps its U+FEFF (every byte is shown).
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function utf8Bytes(s: string): Uint8Array {
   return encoder.encode(s);
@@ -21,23 +20,15 @@ export function hexToBytes(hex: string): Uint8Array {
 }
 
 export function isUtf8(b: Uint8Array): boolean {
-  try {
-    strictUtf8.decode(b);
-    return true;
-  } catch {
-    return false;
-  }
+  return nameBytesToText(b).utf8;
 }
 
-/** As the build decodes names and values: UTF-8 (a BOM kept), else Latin-1 (each byte one U+00XX). */
+/**
+ * As the build decodes names and values (the same function, src/chain/name-text.ts): UTF-8 with
+ * a leading BOM kept, else Latin-1 (each byte one U+00XX).
+ */
 export function bytesToText(b: Uint8Array): string {
-  try {
-    return strictUtf8.decode(b);
-  } catch {
-    let s = '';
-    for (const c of b) s += String.fromCharCode(c);
-    return s;
-  }
+  return nameBytesToText(b).text;
 }
 
 /** The bytes of a string of U+0000–U+00FF characters (Latin-1); null when it has others. */
