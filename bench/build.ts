@@ -113,7 +113,7 @@ async function measure(txCount: number, root: string): Promise<RunResult> {
   console.log(line('plain writer', plain));
   console.log(`build/plain time ratio: ${(built.seconds / plain.seconds).toFixed(2)}  (${built.files} files, ${(built.bytes / 1e6).toFixed(0)} MB)`);
   rmSync(join(root, `plain-${txCount}`), { recursive: true, force: true });
-  rmSync(join(root, `out-${txCount}`), { recursive: true, force: true });
+  for (const p of ['', '.releases', '.state']) rmSync(join(root, `out-${txCount}${p}`), { recursive: true, force: true });
   rmSync(blocksDir, { recursive: true, force: true });
   return built;
 }

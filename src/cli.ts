@@ -1,12 +1,15 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { getNetwork } from './chain/networks.js';
+import { IoError } from './index/io-error.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
 import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
+import { checkTargets } from './site/publish.js';
 import { openSource } from './source/index.js';
 import type { ChainSource } from './source/types.js';
 import { port, snapshotDir, wholeNumber } from './cli-args.js';
@@ -23,8 +26,16 @@ function printReport(r: BuildReport, out: string): void {
     `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
   ];
   if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
-  for (const w of r.warnings) lines.push(`  warning: ${w}`);
+  if (r.skippedInvalid.length) lines.push(`  invalid blocks skipped: ${r.skippedInvalid.length}${r.requestedHeight !== undefined ? ` (the snapshot stops at height ${r.height}, not ${r.requestedHeight})` : ''}`);
+  if (r.warnings.length) lines.push(`  warnings: ${r.warnings.length} (on stderr)`);
   process.stdout.write(lines.join('\n') + '\n');
+  // Warnings go to stderr, where they are not lost in the report (skipped invalid blocks, blocks that do not connect, skipped junk).
+  for (const w of r.warnings) process.stderr.write(`snapshot: warning: ${w}\n`);
+}
+
+/** The package's version: package.json sits one level above both src/ and dist/. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Builds `source` into `outDir` and prints the report; returns the absolute output path. */
@@ -47,6 +58,7 @@ async function main(): Promise<void> {
   const args = hideBin(process.argv);
   await yargs(args)
     .scriptName('snapshot')
+    .version(packageVersion())
     .command(
       'build',
       'scan the chain from genesis to --height and write every API resource as files',
@@ -66,9 +78,12 @@ async function main(): Promise<void> {
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
           .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
           .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
+          .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
+          .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (the snapshot stops below an invalid main-chain block)' })
           .option('host', { type: 'string', array: true, choices: [...HOSTS], describe: 'write glue files only for these hosts (default: all)' }),
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
+        checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
         const progress = new Progress();
         const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
         const source = argv.source ? await openSource(argv.source, network, { rpc }) : demoSource(network);
@@ -76,6 +91,8 @@ async function main(): Promise<void> {
           height: argv.height,
           stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
           full: argv.full,
+          force: argv.force,
+          skipInvalid: argv['skip-invalid'],
           pretty: argv.pretty,
           maxAddressTxouts: argv['max-address-txouts'],
           hosts: argv.host as HostName[] | undefined,
@@ -101,6 +118,7 @@ async function main(): Promise<void> {
           .option('port', { type: 'string', default: '8080', coerce: (v: unknown) => port('port', v) })
           .option('host', { type: 'string', default: '127.0.0.1' }),
       async (argv) => {
+        checkTargets(argv.out, undefined, false);
         const out = await build(demoSource(undefined), argv.out, new Progress(), {});
         await serveUntilSignal({ dir: out, port: argv.port, host: argv.host });
       },
@@ -140,6 +158,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  if (e instanceof IoError && e.nativeDiagnostic) process.stderr.write('\n'); // our line on a line of its own
   process.stderr.write(`snapshot: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

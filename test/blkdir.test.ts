@@ -154,8 +154,8 @@ describe.skipIf(!HAVE_SHARED)('blocks dir source (real chain data)', () => {
         const bad = Buffer.concat([magic, Buffer.from([0xff, 0xff, 0xff, 0x7f]), Buffer.alloc(20, 0x33)]);
         data = Buffer.concat([Buffer.from('garbage!'), bad, data, frame(BTC.magic, [shuffled[0]!])]);
       }
-      data = Buffer.concat([data, Buffer.alloc(4096)]); // pre-allocated zero tail
       xorObfuscate(data, 0, key);
+      data = Buffer.concat([data, Buffer.alloc(4096)]); // pre-allocated tail: raw zeros, not obfuscated (Core ≥ 28)
       writeFileSync(join(dir, `blk${String(fi).padStart(5, '0')}.dat`), data);
     }
     expect(k).toBe(600);

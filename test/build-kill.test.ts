@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,14 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/site/demo-source.js';
 import { MANIFEST_PATH } from '../src/site/layout.js';
+import { recoverInterrupted } from '../src/site/publish.js';
+import { verifySnapshot } from '../src/site/verify.js';
 import { manifestMismatches } from './helpers.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'build-child.ts');
 
 /** Runs the child build and SIGKILLs it when `killWhen` matches its output or after `ms`. */
-function killBuild(outDir: string, how: { onOutput?: string; afterMs?: number }): Promise<void> {
+function killBuild(outDir: string, how: { onOutput?: string; afterMs?: number; mode?: string }): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, 'hold'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, how.mode ?? 'hold'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const kill = () => child.kill('SIGKILL');
     child.stdout.on('data', (d: Buffer) => {
@@ -42,7 +44,6 @@ describe('a killed build leaves the previous out/ intact', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it.each([
-    ['just before the swap', { onOutput: 'publishing' }],
     ['early in the scan', { afterMs: 900 }],
     ['while writing files', { afterMs: 2500 }],
   ])('SIGKILL %s', async (_when, how) => {
@@ -55,25 +56,76 @@ describe('a killed build leaves the previous out/ intact', () => {
     const r = await buildSnapshot({ source: demoSource(), outDir: out });
     expect(r.height).toBe(150);
     expect(manifestMismatches(out)).toEqual([]);
-    expect(readdirSync(dir).sort()).toEqual(['out', 'out.state']);
+    expect(readdirSync(dir).sort()).toEqual(['out', 'out.releases', 'out.state']);
   });
 });
 
-describe('recovery of a build killed between the two renames of the swap', () => {
-  it('puts the previous tree back and removes the dead build’s staging dir', async () => {
-    const { mkdirSync, renameSync, writeFileSync, existsSync } = await import('node:fs');
-    const { recoverInterrupted } = await import('../src/site/publish.js');
-    const dir = mkdtempSync(join(tmpdir(), 'snapshot-swap-'));
-    const out = join(dir, 'out');
-    mkdirSync(out);
-    writeFileSync(join(out, 'stats.json'), '{}');
-    const deadPid = 2 ** 22 + 12345; // above Linux's pid_max default: never a live process
-    renameSync(out, `${out}.old-${deadPid}`);
-    mkdirSync(`${out}.tmp-${deadPid}`);
-    recoverInterrupted(out);
-    expect(readFileSync(join(out, 'stats.json'), 'utf8')).toBe('{}');
-    expect(existsSync(`${out}.tmp-${deadPid}`)).toBe(false);
-    expect(readdirSync(dir)).toEqual(['out']);
-    rmSync(dir, { recursive: true, force: true });
+describe('SIGKILL inside the publish, at every step', () => {
+  let dir: string;
+  let base: string;
+  let oldManifest: string;
+  let newManifest: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'snapshot-publish-kill-'));
+    base = join(dir, 'base');
+    await buildSnapshot({ source: demoSource(), outDir: join(base, 'out'), height: 140 });
+    oldManifest = manifestAt(join(base, 'out'));
+    const fresh = join(dir, 'fresh');
+    await buildSnapshot({ source: demoSource(), outDir: join(fresh, 'out') });
+    newManifest = manifestAt(join(fresh, 'out'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The manifest without nginx.conf (it names the tree's absolute path, which differs between the copies). */
+  const manifestAt = (out: string) =>
+    readFileSync(join(out, MANIFEST_PATH), 'utf8')
+      .split('\n')
+      .filter((l) => !l.endsWith(' nginx.conf'))
+      .join('\n');
+
+  /** A copy of the base snapshot (out -> out.releases/<n>, out.state); `legacy`: out as a real directory, as older versions left it. */
+  function copyBase(name: string, legacy: boolean): string {
+    const d = join(dir, name);
+    cpSync(base, d, { recursive: true, verbatimSymlinks: true });
+    const out = join(d, 'out');
+    if (legacy) {
+      const release = realpathSync(out);
+      rmSync(out);
+      renameSync(release, out);
+      rmSync(join(d, 'out.releases'), { recursive: true });
+    }
+    return out;
+  }
+
+  it.each([
+    ['linked', false, 'old', true],
+    ['swapped', false, 'new', true],
+    ['removed-old', false, 'new', false],
+    ['swapped', true, 'new', false],
+  ] as const)('paused at %s (older real-directory out: %s): out is the %s snapshot and verifies', async (step, legacy, which, rebuild) => {
+    const out = copyBase(`${step}-${legacy}`, legacy);
+    await killBuild(out, { onOutput: `paused ${step}`, mode: `pause:${step}` });
+    expect(manifestAt(out)).toBe(which === 'old' ? oldManifest : newManifest);
+    const v = await verifySnapshot(out);
+    expect(v.problems).toEqual([]);
+    expect(v.ok).toBe(true);
+    // The next build (or its first step, the recovery) leaves one release and nothing else.
+    if (rebuild) {
+      const r = await buildSnapshot({ source: demoSource(), outDir: out });
+      expect(r.height).toBe(150);
+      expect(manifestAt(out)).toBe(newManifest);
+      expect(readdirSync(dirname(out)).sort()).toEqual(['out', 'out.releases', 'out.state']);
+    } else recoverInterrupted(out);
+    expect(readdirSync(join(dirname(out), 'out.releases')).length).toBe(2);
+  });
+
+  it('the one-time migration of an older real-directory out: killed in its window, out is briefly absent and the next run repairs it', async () => {
+    const out = copyBase('moved-aside', true);
+    await killBuild(out, { onOutput: 'paused moved-aside', mode: 'pause:moved-aside' });
+    expect(existsSync(out)).toBe(false); // the documented window (once per output, between two renames)
+    recoverInterrupted(out); // what the next build does first
+    expect(manifestAt(out)).toBe(newManifest); // the finished publish was completed
+    expect((await verifySnapshot(out)).ok).toBe(true);
   });
 });

@@ -6,7 +6,10 @@
  *   (a) the node server (`snapshot serve`; also compared header for header with the server
  *       running without its file cache, i.e. everything through sirv),
  *   (b) real nginx with the generated config (proxying what it cannot answer to (a)),
- *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process.
+ *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process,
+ *   (d) the same glue in the real runtimes: the Cloudflare worker in workerd (`wrangler pages
+ *       dev`, assets from the tree) and the Netlify function in Deno (test/runtimes/), skipped
+ *       with the reason when a binary cannot run here.
  * Every front end must return the same bytes. Edge runtimes only ever see URLs the platform has
  * already parsed (WHATWG: dot segments resolved, '\' → '/'), so for targets that parsing changes
  * they must match the node server's answer for the parsed target.
@@ -19,7 +22,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,7 +49,8 @@ import { CLOUDFLARE_WORKER } from '../src/site/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/site/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { writeTestTree, type TestTree } from './site-tree.js';
-import { rawRequest, type RawResponse } from './http-raw.js';
+import { keepAliveRequest, rawRequest, type RawResponse } from './http-raw.js';
+import { denoBinary, freePort, startDenoNetlify, startWranglerPages, wranglerBinary, type RuntimeProcess } from './runtimes/launch.js';
 
 const JSON_T = 'application/json; charset=utf-8';
 const BIN_T = 'application/octet-stream';
@@ -76,7 +80,8 @@ function errRow(target: string, status: number, message: string): Row {
 
 /** Percent-encodes name bytes the way a client would (unreserved and '/' kept). */
 function natural(name: Buffer, keepSlash = true): string {
-  // A '.'/'..' segment is a dot segment in any spelling (400): escape the '/' around it instead.
+  // A '.'/'..' segment of the request path is a dot segment in any spelling (400): a name holding
+  // one is asked with the '/' around it escaped, where it is data.
   if (keepSlash && name.toString('latin1').split('/').some((s) => s === '.' || s === '..')) keepSlash = false;
   let s = '';
   for (const b of name) {
@@ -136,7 +141,7 @@ function namesOf(files: string[]): Buffer[] {
 /** Name bytes as the router's error text renders them (UTF-8, else Latin-1). */
 function nameLabel(name: Buffer): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(name);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(name);
   } catch {
     return name.toString('latin1');
   }
@@ -177,6 +182,8 @@ function buildTable(t: Tree): Row[] {
 
   ok('/stats.json', 'stats.json', JSON_T, SHORT);
   ok('/stats.json?x=1', 'stats.json', JSON_T, SHORT);
+  if (files.includes('names.json')) ok('/names.json', 'names.json', JSON_T, SHORT);
+  else err('/names.json', 404, 'Not found.');
   for (const [kind, label] of [['tx', 'Tx'], ['block', 'Block']] as const) {
     ids(kind).forEach((id, i) => {
       for (const [ext, type, cache] of [['json', JSON_T, SHORT], ['bin', BIN_T, LONG], ['hex', HEX_T, LONG]] as const) {
@@ -226,9 +233,15 @@ function buildTable(t: Tree): Row[] {
   err('/name/x~7E41.json', 404, 'Name x~41 not found.');
   err('/name/caf%C3%A9-nope.json', 404, 'Name caf\u00e9-nope not found.');
   err('/name/%FF%01.json', 404, 'Name \u00ff\u0001 not found.');
+  err('/name/%EF%BB%BFnope.json', 404, 'Name \ufeffnope not found.');
   err('/name/d/%FF%FE%FD.json', 404, 'Name d/\u00ff\u00fe\u00fd not found.');
   err('/name/%FF%00.json', 400, 'Bad request.');
-  err('/name/a%2F..%2Fb.json', 400, 'Bad request.');
+  err('/name/a%2F..%2Fb.json', 404, 'Name a/../b not found.');
+  err('/name/d/x%2F.%2F..%2Fy.json', 404, 'Name d/x/./../y not found.');
+  err('/name/a/../b.json', 400, 'Bad request.');
+  err('/name/a/%2e%2E/b.json', 400, 'Bad request.');
+  err('/name/a/.%2e/b.json', 400, 'Bad request.');
+  err('/name/a/%2E/b.json', 400, 'Bad request.');
   err('/name/..%2F..%2Fetc%2Fpasswd.json', 400, 'Bad request.');
   err('/name/~2E~2E.json', 404, 'Name ~2E~2E not found.');
   err('/name/a//b.json', 404, 'Name a//b not found.');
@@ -244,6 +257,12 @@ function buildTable(t: Tree): Row[] {
     err('/index.html', 404, 'Not found.');
   }
   if (files.includes('assets/app.js')) ok('/assets/app.js', 'assets/app.js', 'text/javascript; charset=utf-8', SHORT);
+  if (files.includes('openapi.json')) {
+    ok('/openapi.json', 'openapi.json', JSON_T, SHORT);
+    for (const f of files.filter((p) => p.startsWith('schemas/'))) ok(`/${f}`, f, JSON_T, SHORT);
+    err('/schemas/nope.schema.json', 404, 'Not found.');
+    err('/schemas/', 404, 'Not found.');
+  }
   const firstName = t.names[0] ? encodeNamePath(t.names[0]) : 'd/x';
   for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/errors/bad-request.json', `/v/history/name/${firstName}.json`, `/${NETLIFY_FUNCTION}`,
     `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/serve/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
@@ -271,7 +290,8 @@ function buildTable(t: Tree): Row[] {
 function isStaticCanonical(target: string): boolean {
   if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
   const path = target.split('?')[0]!;
-  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json') return true;
+  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json' || path === '/names.json') return true;
+  if (path === '/openapi.json' || /^\/schemas\/[a-z-]+\.schema\.json$/.test(path)) return true; // the API contract
   return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
 }
 
@@ -316,18 +336,15 @@ function staticFile(dir: string, pathname: string, cloudflare: boolean): Respons
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
-}
-
 const HAVE_NGINX = spawnSync('sh', ['-c', 'command -v nginx || test -x /usr/sbin/nginx']).status === 0;
 const NGINX_BIN = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 if (!HAVE_NGINX) console.warn('nginx is not installed: the nginx conformance runs are skipped (apt-get install nginx-light)');
+/** The real edge runtimes (d): each started once per tree, in the background, in beforeAll. */
+const RUNTIMES = [
+  { front: 'Cloudflare _worker.js in workerd (wrangler pages dev)', binary: wranglerBinary(), start: startWranglerPages },
+  { front: 'Netlify Edge Function in Deno', binary: denoBinary(), start: startDenoNetlify },
+];
+for (const r of RUNTIMES) if (r.binary.skip) console.warn(`${r.binary.skip}: its real-runtime conformance run is skipped`);
 
 async function startNginx(t: { dir: string; info: SiteInfo }, upstream: string | undefined): Promise<{ url: string; prefix: string; proc: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
@@ -438,13 +455,21 @@ for (const suite of SUITES) {
     let rows: Row[];
     let node: RunningServer;
     const nodeGot = new Map<string, Got>();
+    const runtimes = new Map<string, Promise<RuntimeProcess>>();
 
     beforeAll(async () => {
       t = await suite.tree();
       rows = buildTable(t);
       node = await startServer({ dir: t.dir, port: 0 });
+      for (const r of RUNTIMES) {
+        if (r.binary.skip) continue;
+        const started = r.start(r.binary.path!, t.dir);
+        started.catch(() => undefined); // reported by its test
+        runtimes.set(r.front, started);
+      }
     });
     afterAll(async () => {
+      await Promise.all([...runtimes.values()].map((p) => p.then((r) => r.stop(), () => undefined)));
       await node?.close();
     });
 
@@ -512,7 +537,12 @@ for (const suite of SUITES) {
       });
     }
 
-    async function runEdge(front: string, handle: (req: Request) => Promise<Response>): Promise<void> {
+    /**
+     * Every row as an edge runtime sees it: the URL the platform parsed (rows WHATWG parsing
+     * rejects are left out). Returns the number of requests made.
+     */
+    async function runEdge(front: string, get: (parsed: URL, target: string) => Promise<Got>, limit = 1): Promise<number> {
+      const jobs: { row: Row; parsed: URL; target: string }[] = [];
       for (const row of rows) {
         let parsed: URL;
         try {
@@ -520,14 +550,17 @@ for (const suite of SUITES) {
         } catch {
           continue;
         }
-        const target = parsed.pathname + parsed.search;
-        const got = await fromResponse(await handle(new Request(parsed)));
-        if (target === row.target) check(front, row, got);
+        jobs.push({ row, parsed, target: parsed.pathname + parsed.search });
+      }
+      const got = await mapLimit(jobs, limit, (j) => get(j.parsed, j.target));
+      for (const [i, { row, target }] of jobs.entries()) {
+        if (target === row.target) check(front, row, got[i]!);
         else {
           const want = nodeGot.get(target) ?? fromRaw(await rawRequest(node.url, target));
-          expect({ ...got, body: got.body.toString('latin1') }, `${front} ${row.target} (parsed as ${target})`).toEqual({ ...want, body: want.body.toString('latin1') });
+          expect({ ...got[i]!, body: got[i]!.body.toString('latin1') }, `${front} ${row.target} (parsed as ${target})`).toEqual({ ...want, body: want.body.toString('latin1') });
         }
       }
+      return jobs.length;
     }
 
     it('(c) Netlify Edge Function, in-process', async () => {
@@ -542,7 +575,7 @@ for (const suite of SUITES) {
         return staticFile(t.dir, new URL(req.url).pathname, false);
       }) as typeof fetch;
       try {
-        await runEdge('netlify', async (req) => (await mod.default(req))!);
+        await runEdge('netlify', async (url) => fromResponse((await mod.default(new Request(url)))!));
       } finally {
         globalThis.fetch = realFetch;
       }
@@ -551,8 +584,35 @@ for (const suite of SUITES) {
     it('(c) Cloudflare _worker.js, in-process', async () => {
       const mod = (await import(pathToFileURL(join(t.dir, CLOUDFLARE_WORKER)).href)) as { default: { fetch: (r: Request, env: unknown) => Promise<Response> } };
       const env = { ASSETS: { fetch: async (req: Request) => staticFile(t.dir, new URL(req.url).pathname, true) } };
-      await runEdge('cloudflare', (req) => mod.default.fetch(req, env));
+      await runEdge('cloudflare', async (url) => fromResponse(await mod.default.fetch(new Request(url), env)));
     });
+
+    for (const { front, binary } of RUNTIMES) {
+      it.skipIf(binary.skip !== undefined)(`(d) ${front}`, { timeout: 180_000 }, async () => {
+        const runtime = await runtimes.get(front)!;
+        const t0 = performance.now();
+        const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+        try {
+          const n = await runEdge(front, async (_url, target) => fromRaw(await keepAliveRequest(agent, runtime.url, target)), 8);
+          console.log(`conformance ${t.label}: ${front}: ${n} requests, 0 differences, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+          // HEAD and conditional GET through the glue: the platform's ETag, 304 keeping the API's headers.
+          const sample = [JSON_T, BIN_T, HEX_T].map((type) => rows.find((r) => r.status === 200 && r.type === type && /^[\w/.-]+$/.test(r.target))).filter((r) => r !== undefined);
+          for (const row of sample) {
+            const head = await keepAliveRequest(agent, runtime.url, row.target, 'HEAD');
+            check(`${front} HEAD`, { ...row, body: Buffer.alloc(0) }, fromRaw(head));
+            const etag = head.headers['etag'];
+            expect(etag, `${front} ETag of ${row.target}`).toBeTruthy();
+            const again = await keepAliveRequest(agent, runtime.url, row.target, 'GET', { 'If-None-Match': etag! });
+            check(`${front} If-None-Match`, { ...row, status: 304, body: Buffer.alloc(0) }, fromRaw(again));
+          }
+        } catch (e) {
+          console.error(runtime.output().slice(-3000));
+          throw e;
+        } finally {
+          agent.destroy();
+        }
+      });
+    }
   });
 }
 

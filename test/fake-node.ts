@@ -1,12 +1,10 @@
 // A small Bitcoin-Core-like JSON-RPC node over fixed blocks, for the RPC source and build tests.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { parseBlock } from '../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
-import { chainPath } from './helpers.js';
+import { chainPath, namecoinRegtestRecords } from './helpers.js';
 
 export const blockId = (raw: Buffer): string => toDisplayHex(sha256d(raw.subarray(0, 80)));
 
@@ -15,36 +13,18 @@ export function loadBlocks(): Buffer[] {
   return json.blocks.map((h) => Buffer.from(h, 'hex'));
 }
 
-interface CoreManifest {
-  xor_key: string;
-  files: Record<string, { sha256: string; blocks?: { offset: number; length: number; hash: string; chain: 'main' | 'stale'; height: number }[] }>;
-}
-
 /**
  * The real Namecoin Core regtest chain (../shared/chaindata/namecoin-core-regtest): every block
  * framed in blocks-manifest.json, read from the node's blk files and de-obfuscated with xor.dat by
  * file offset (independently of the blocks-dir source), each checked against the manifest's hash.
  */
 export function loadCoreRegtest(): { main: Buffer[]; stale: Map<number, Buffer> } {
-  const dir = chainPath('namecoin-core-regtest');
-  const manifest = JSON.parse(readFileSync(join(dir, 'blocks-manifest.json'), 'utf8')) as CoreManifest;
-  const key = readFileSync(join(dir, 'blocks', 'xor.dat'));
-  if (key.toString('hex') !== manifest.xor_key) throw new Error(`xor.dat ${key.toString('hex')} is not the manifest's ${manifest.xor_key}`);
   const main: Buffer[] = [];
   const stale = new Map<number, Buffer>();
-  for (const [file, f] of Object.entries(manifest.files)) {
-    if (!f.blocks) continue; // xor.dat
-    const bytes = readFileSync(join(dir, 'blocks', file));
-    const sha = createHash('sha256').update(bytes).digest('hex');
-    if (sha !== f.sha256) throw new Error(`${file}: sha256 ${sha} is not the manifest's ${f.sha256}`);
-    for (const b of f.blocks ?? []) {
-      const start = b.offset + 8;
-      const raw = Buffer.alloc(b.length);
-      for (let i = 0; i < b.length; i++) raw[i] = bytes[start + i]! ^ key[(start + i) % key.length]!;
-      if (blockId(raw) !== b.hash) throw new Error(`${file} offset ${b.offset}: block hashes to ${blockId(raw)}, not ${b.hash}`);
-      if (b.chain === 'main') main[b.height] = raw;
-      else stale.set(b.height, raw);
-    }
+  for (const b of namecoinRegtestRecords()) {
+    if (blockId(b.data) !== b.hash) throw new Error(`${b.file}: block at height ${b.height} hashes to ${blockId(b.data)}, not ${b.hash}`);
+    if (b.chain === 'main') main[b.height] = b.data;
+    else stale.set(b.height, b.data);
   }
   return { main, stale };
 }

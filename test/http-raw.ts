@@ -1,4 +1,5 @@
 /** A raw HTTP/1.1 client (one request per connection): sends the target bytes exactly as given. */
+import http from 'node:http';
 import net from 'node:net';
 
 export interface RawResponse {
@@ -52,4 +53,27 @@ function parse(buf: Buffer, head: boolean): RawResponse {
     body = Buffer.concat(parts);
   } else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
   return { status, headers, body };
+}
+
+/**
+ * A request over a kept-alive connection (node:http) for targets that are already valid URL paths
+ * (e.g. WHATWG-parsed ones): for servers that keep the socket open after `Connection: close`,
+ * where `rawRequest` would wait for their idle timeout. Repeated headers are joined with ", ".
+ */
+export function keepAliveRequest(agent: http.Agent, base: string, target: string, method = 'GET', headers: Record<string, string> = {}): Promise<RawResponse> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.get({ agent, host: u.hostname, port: u.port, path: target, method, headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headersDistinct)) if (v) headers[k] = v.join(', ');
+        resolve({ status: res.statusCode!, headers, body: Buffer.concat(chunks) });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout on ${target}`)));
+    req.on('error', reject);
+  });
 }

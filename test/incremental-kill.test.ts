@@ -16,19 +16,21 @@ const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const;
 const SEED = 61;
 
-/** Starts the child build and SIGKILLs it after `ms` (if it is still running). Resolves whether it was killed. */
-function runKilledAfter(outDir: string, height: number, ms: number): Promise<boolean> {
+/** Runs the child build until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there. */
+function killAt(outDir: string, height: number, point: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, String(SEED), String(height)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, String(SEED), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
     let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
+    });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (signal === 'SIGKILL') resolve(true);
-      else if (code === 0) resolve(false);
-      else reject(new Error(`child exited ${code}: ${err.split('\n').filter((l) => !/^(scan|txs|addresses|names)/.test(l)).join('\n')}`));
+      if (signal === 'SIGKILL' && out.includes(`paused ${point}\n`)) resolve();
+      else reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`));
     });
   });
 }
@@ -56,15 +58,21 @@ describe('SIGKILL during incremental builds (with a reorg)', () => {
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it.each([300, 800, 1300, 1900, 2600, 3500])(
-    'killed after %i ms: the old or the new snapshot, never a mix; the next run recovers',
-    async (ms) => {
-      const dir = join(root, `k${ms}`);
-      cpSync(base, dir, { recursive: true });
+  it.each([
+    ['scan@half', 'old'],
+    ['staging', 'old'],
+    ['txs and blocks@half', 'old'],
+    ['names', 'old'],
+    ['linked', 'old'],
+    ['swapped', 'new'],
+  ] as const)(
+    'killed at %s: the %s snapshot, never a mix; the next run recovers',
+    async (point, which) => {
+      const dir = join(root, `k-${point.replace(/\W/g, '-')}`);
+      cpSync(base, dir, { recursive: true, verbatimSymlinks: true });
       const out = join(dir, 'out');
-      await runKilledAfter(out, sc.n, ms);
-      const now = manifestOf(out);
-      expect([oldManifest, newManifest]).toContain(now);
+      await killAt(out, sc.n, point);
+      expect(manifestOf(out)).toBe(which === 'old' ? oldManifest : newManifest);
       expect(manifestMismatches(out)).toEqual([]);
       const r = await buildSnapshot({ source: memorySource(NET, sc.after), outDir: out, height: sc.n, hosts: HOSTS });
       expect(manifestOf(out)).toBe(newManifest);

@@ -66,10 +66,15 @@ export async function writeTestTree(opts: HostFileOptions = {}): Promise<TestTre
     Buffer.from('d/my.site'),
     Buffer.from([0x2e, 0x2e, 0x2f, 0x25, 0xff, 0x7e, 0x20, 0x2b, 0x3f, 0x23, 0x00, 0x5c, 0x22, 0x2f, 0x2f, 0x65]),
     Buffer.from('caf\u00e9/x~41'),
+    // Dot segments inside names are data (reachable with the slashes sent as %2F).
+    Buffer.from('x/a/../b'),
+    Buffer.from('../up'),
+    Buffer.from('x/./y/.'),
     Buffer.alloc(255, 'n'),
   ];
   for (const n of names) for (const v of ALL_NAME_VARIANTS) put(namePath(n, v), nameBody(n, variantKey(v)));
   put(STATS_PATH, JSON.stringify({ blocks: { main: 2 } }));
+  put('names.json', JSON.stringify({ height: 1, count: names.length, names: [] }));
   put('index.html', '<!doctype html><title>snapshot</title>');
   put('assets/app.js', 'console.log(1);');
   const info: SiteInfo = { network: 'namecoin-regtest', height: 1, tip: blocks[0]!, cappedAddresses: [capped] };

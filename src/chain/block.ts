@@ -94,6 +94,16 @@ function readAuxPow(r: Reader): AuxPow {
 }
 
 /**
+ * Parses the header and, when the version announces one (Namecoin networks), the AuxPoW that
+ * follows it; the transactions after them are not read. Errors carry offsets relative to `buf`.
+ */
+export function parseBlockHead(buf: Buffer, opts: ParseOptions): { header: BlockHeader; auxpow: AuxPow | undefined } {
+  const r = new Reader(buf);
+  const header = readHeader(r);
+  return { header, auxpow: hasAuxPow(header.version, opts) ? readAuxPow(r) : undefined };
+}
+
+/**
  * Parses one serialized block occupying exactly `buf` (trailing bytes are an
  * error). Errors carry the offset relative to `buf`; `baseOffset` is added so
  * callers can report file offsets.

@@ -1,4 +1,4 @@
-import { sha256d, sha256dParts, toDisplayHex } from './hash.js';
+import { sha256d, toDisplayHex } from './hash.js';
 
 function hasDuplicates(hashes: readonly Buffer[]): boolean {
   const seen = new Set<string>();
@@ -10,12 +10,15 @@ function hasDuplicates(hashes: readonly Buffer[]): boolean {
   return false;
 }
 
+const pair = Buffer.alloc(64);
+
 function nextLevel(level: readonly Buffer[]): Buffer[] {
   const next: Buffer[] = [];
   for (let i = 0; i < level.length; i += 2) {
     const a = level[i]!;
-    const b = level[i + 1] ?? a;
-    next.push(sha256dParts([a, b]));
+    a.copy(pair, 0);
+    (level[i + 1] ?? a).copy(pair, 32);
+    next.push(sha256d(pair));
   }
   return next;
 }
@@ -26,6 +29,23 @@ export function merkleRoot(hashes: readonly Buffer[]): Buffer {
   let level: readonly Buffer[] = hashes;
   while (level.length > 1) level = nextLevel(level);
   return level[0]!;
+}
+
+/**
+ * Bitcoin Core's ComputeMerkleRoot with its `mutated` flag: the root, and whether some level
+ * holds two equal hashes side by side (an even pair, not the duplicated odd last node). Such a
+ * list has the same root as a shorter one (CVE-2012-2459: a duplicated tail of transactions),
+ * so a block whose txids are mutated is invalid whatever its root.
+ */
+export function computeMerkleRoot(hashes: readonly Buffer[]): { root: Buffer; mutated: boolean } {
+  if (hashes.length === 0) return { root: Buffer.alloc(32), mutated: false };
+  let mutated = false;
+  let level: readonly Buffer[] = hashes;
+  while (level.length > 1) {
+    for (let i = 0; i + 1 < level.length; i += 2) if (level[i]!.equals(level[i + 1]!)) mutated = true;
+    level = nextLevel(level);
+  }
+  return { root: level[0]!, mutated };
 }
 
 /**
@@ -64,10 +84,24 @@ export function merkleBranch(hashes: readonly Buffer[], index: number): (string 
 
 /** Folds a branch back up to a root (internal order); bit j of index picks the side. */
 export function rootFromBranch(leaf: Buffer, branchDisplayHex: readonly string[], index: number): Buffer {
+  return foldBranch(
+    leaf,
+    branchDisplayHex.map((h) => Buffer.from(h, 'hex').reverse()),
+    index,
+  );
+}
+
+/**
+ * Folds a branch of internal-order hashes up to a root: at step j, bit j of `index` says
+ * whether the sibling is on the left. `index` is a signed 32-bit int shifted arithmetically,
+ * as in Namecoin Core's CAuxPow::CheckMerkleBranch (its index −1 case is the caller's).
+ */
+export function foldBranch(leaf: Buffer, branch: readonly Buffer[], index: number): Buffer {
   let cur = leaf;
-  for (let j = 0; j < branchDisplayHex.length; j++) {
-    const sib = Buffer.from(branchDisplayHex[j]!, 'hex').reverse();
-    cur = (index >> j) & 1 ? sha256d(Buffer.concat([sib, cur])) : sha256d(Buffer.concat([cur, sib]));
+  let i = index | 0;
+  for (const sib of branch) {
+    cur = i & 1 ? sha256d(Buffer.concat([sib, cur])) : sha256d(Buffer.concat([cur, sib]));
+    i >>= 1;
   }
   return cur;
 }

@@ -139,3 +139,5 @@ export function nameOutputs(tx: Tx): { vout: number; op: NameScript }[] {
   });
   return out;
 }
+
+export { nameBytesToText } from './name-text.js';

@@ -169,3 +169,28 @@ export function blockSubsidy(net: Network, height: number): bigint {
   if (halvings >= 64) return 0n;
   return (50n * 100_000_000n) >> BigInt(halvings);
 }
+
+/** The consensus parameters block validation needs (values from Bitcoin Core / Namecoin Core chainparams). */
+export interface Consensus {
+  /** Highest target a block's bits may encode (Core's powLimit). */
+  powLimit: bigint;
+  /** First height where BIP141 applies (witness commitment expected). */
+  segwitHeight: number;
+  /** Namecoin merge mining: the chain ID in the block version, whether it is enforced, and the
+   *  first height where a legacy (version 1, no chain ID) block is refused (-1: never). */
+  auxpow: { chainId: number; strictChainId: boolean; legacyBlocksBefore: number } | undefined;
+}
+
+const LIMIT_32 = BigInt(`0x${'00000000'}${'f'.repeat(56)}`);
+const LIMIT_REGTEST = BigInt(`0x7${'f'.repeat(63)}`);
+
+export const CONSENSUS: Readonly<Record<NetworkName, Consensus>> = {
+  bitcoin: { powLimit: LIMIT_32, segwitHeight: 481824, auxpow: undefined },
+  'bitcoin-testnet': { powLimit: LIMIT_32, segwitHeight: 834624, auxpow: undefined },
+  'bitcoin-testnet4': { powLimit: LIMIT_32, segwitHeight: 1, auxpow: undefined },
+  'bitcoin-signet': { powLimit: BigInt(`0x00000377ae${'0'.repeat(54)}`), segwitHeight: 1, auxpow: undefined },
+  'bitcoin-regtest': { powLimit: LIMIT_REGTEST, segwitHeight: 0, auxpow: undefined },
+  namecoin: { powLimit: LIMIT_32, segwitHeight: 475000, auxpow: { chainId: 1, strictChainId: true, legacyBlocksBefore: 19200 } },
+  'namecoin-testnet': { powLimit: BigInt(`0x0000000${'f'.repeat(57)}`), segwitHeight: 232000, auxpow: { chainId: 1, strictChainId: false, legacyBlocksBefore: -1 } },
+  'namecoin-regtest': { powLimit: LIMIT_REGTEST, segwitHeight: 0, auxpow: { chainId: 1, strictChainId: true, legacyBlocksBefore: 0 } },
+};

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { onPath } from './io-error.js';
 
 /** Where one block's bytes sit in the spill file. */
 export interface SpilledBlock {
@@ -16,12 +17,14 @@ export class BlocksSpill {
   private size: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'a+');
+    this.fd = onPath(path, 'block spill', () => openSync(path, 'a+'));
     this.size = fstatSync(this.fd).size;
   }
 
   append(raw: Buffer): SpilledBlock {
-    writeSync(this.fd, raw, 0, raw.length);
+    onPath(this.path, 'block spill', () => {
+      for (let done = 0; done < raw.length; ) done += writeSync(this.fd, raw, done, raw.length - done);
+    });
     const at = { offset: this.size, length: raw.length };
     this.size += raw.length;
     return at;
@@ -31,7 +34,7 @@ export class BlocksSpill {
     const buf = Buffer.allocUnsafe(at.length);
     let done = 0;
     while (done < at.length) {
-      const n = readSync(this.fd, buf, done, at.length - done, at.offset + done);
+      const n = onPath(this.path, 'block spill', () => readSync(this.fd, buf, done, at.length - done, at.offset + done));
       if (n === 0) throw new Error(`block spill ${this.path} ends early at offset ${at.offset + done}`);
       done += n;
     }

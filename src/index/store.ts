@@ -100,6 +100,11 @@ export function openStore(dir: string): Store {
   };
 }
 
+/** True for an error thrown by LMDB (its errno is a number; Node's are strings). */
+export function isStoreError(e: unknown): boolean {
+  return typeof (e as { code?: unknown })?.code === 'number' || /[\\/]lmdb[\\/]/.test(String((e as Error)?.stack ?? ''));
+}
+
 export function outpointKey(txHash: Uint8Array, vout: number): Buffer {
   const k = Buffer.allocUnsafe(36);
   k.set(txHash, 0);

@@ -1,3 +1,4 @@
+import { nameBytesToText } from '../chain/names.js';
 import { toPlainJson, type JsonValue } from './json.js';
 
 /** One name operation (firstupdate or update) with everything any variant can show. */
@@ -48,11 +49,5 @@ export function renderName(history: readonly NameRecord[], q: NameQuery, pretty 
   return toPlainJson(recordObject(history[history.length - 1]!, q.with), pretty);
 }
 
-/** Name and value bytes as text: UTF-8 when valid, else Latin-1 (one char per byte, never lossy). */
-export function decodeNameBytes(bytes: Uint8Array): { text: string; utf8: boolean } {
-  try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), utf8: true };
-  } catch {
-    return { text: Buffer.from(bytes).toString('latin1'), utf8: false };
-  }
-}
+/** Name and value bytes as text: UTF-8 when valid (a leading BOM kept), else Latin-1. */
+export const decodeNameBytes = nameBytesToText;

@@ -8,16 +8,18 @@
  * - A file is read once through one file handle (open, fstat, read), so the body, size and
  *   mtime always belong together, and the ETag/Last-Modified are the ones sirv would send for
  *   it (`W/"<size>-<mtime ms>"`).
- * - Validation: the tree is immutable between builds and a rebuild swaps the whole directory
- *   (staging dir renamed onto `out`), which changes the inode of the tree root and of
- *   `_manifest.json`. {@link TreeWatch} re-stats both at most once per `revalidateMs`
+ * - Validation: the tree is immutable between builds and a rebuild swaps the whole tree (the
+ *   `out` symlink renamed to a new release directory), which changes the inode of the tree root
+ *   (followed through the symlink) and of `_manifest.json`. {@link TreeWatch} re-stats both at most once per `revalidateMs`
  *   (default 1 s) — the requests that arrive once the interval has passed wait for that check —
  *   and clears the cache when either changed. So after a rebuild, at most ~1 s of responses can
  *   still come from the previous tree (each one a complete, consistent file of it); editing a
  *   single file in place is not detected unless `_manifest.json` or the root directory changes
  *   too (touch `_manifest.json` or restart).
+ * - Symlinks below the root are never followed ({@link TreeRoot}): such a file is absent (404).
  */
-import { open, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface CacheOptions {
@@ -47,11 +49,44 @@ const ENTRY_OVERHEAD = 200;
 /** Errors meaning "no such file" (for the router's paths): cached as absent. */
 const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP']);
 
+/**
+ * The tree's root, and the check that keeps every read inside it: a file is read only when its
+ * real path is the root's real path joined with the router's path, so no component below the
+ * root is a symlink (whether it points out of the tree or inside it). The root itself may be one
+ * (`out` -> `out.releases/<n>`, as builds publish it); its real path is resolved again when a
+ * check fails, which follows a swap of `out`. The check and the read are two steps: the tree is
+ * immutable between builds, so only someone who can write into the published release could race
+ * them (and the final component is opened with O_NOFOLLOW).
+ */
+export class TreeRoot {
+  private real: string | undefined;
+
+  constructor(readonly dir: string) {}
+
+  private async resolveRoot(): Promise<string | undefined> {
+    return (this.real = await realpath(this.dir).catch(() => undefined));
+  }
+
+  /** The real path to read `file` (a router path) from; undefined when it is absent or reached through a symlink. */
+  async resolve(file: string): Promise<string | undefined> {
+    let abs: string;
+    try {
+      abs = await realpath(join(this.dir, file));
+    } catch {
+      return undefined;
+    }
+    const root = this.real ?? (await this.resolveRoot());
+    if (root !== undefined && abs === join(root, file)) return abs;
+    const now = await this.resolveRoot();
+    return now !== undefined && now !== root && abs === join(now, file) ? abs : undefined;
+  }
+}
+
 /** Reads one file as a cache entry; rejects on errors other than "absent" (the caller lets sirv handle it). */
 async function readEntry(abs: string, maxFileBytes: number): Promise<CacheEntry> {
   let fh;
   try {
-    fh = await open(abs, 'r');
+    fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
     if (ABSENT_CODES.has((e as NodeJS.ErrnoException).code ?? '')) return ABSENT;
     throw e;
@@ -80,11 +115,10 @@ export class FileCache {
   private readonly pending = new Map<string, Promise<CacheEntry>>();
   private generation = 0;
   bytes = 0;
+  readonly tree: TreeRoot;
 
-  constructor(
-    private readonly root: string,
-    opts: CacheOptions = {},
-  ) {
+  constructor(root: string, opts: CacheOptions = {}) {
+    this.tree = new TreeRoot(root);
     this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
     this.maxFileBytes = Math.min(opts.maxFileBytes ?? 64 * 1024, this.maxBytes);
   }
@@ -108,7 +142,10 @@ export class FileCache {
     let p = this.pending.get(file);
     if (p) return p;
     const gen = this.generation;
-    p = readEntry(join(this.root, file), this.maxFileBytes).then(
+    p = this.tree
+      .resolve(file)
+      .then((abs) => (abs === undefined ? ABSENT : readEntry(abs, this.maxFileBytes)))
+      .then(
       (e) => {
         if (gen === this.generation) {
           this.pending.delete(file);

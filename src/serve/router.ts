@@ -6,6 +6,7 @@
  * path can at worst name a file that does not exist: every file path it returns is built from
  * the canonical charset `[A-Za-z0-9._~-]` and `/`, with no dot-leading segments.
  */
+import { nameBytesToText } from '../chain/names.js';
 import { NETWORKS, type NetworkName } from '../chain/networks.js';
 import { canonicalAddress, type AddressParams } from './address.js';
 import {
@@ -147,17 +148,9 @@ function percentDecode(s: string): Uint8Array | undefined {
   return out.subarray(0, n);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes as text: UTF-8, or Latin-1 when not valid UTF-8 (as name values are rendered). */
+/** Bytes as text: UTF-8 (a leading BOM kept), or Latin-1 when not valid UTF-8 (as name values are rendered). */
 function bytesToText(b: Uint8Array): string {
-  try {
-    return utf8.decode(b);
-  } catch {
-    let s = '';
-    for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
-    return s;
-  }
+  return nameBytesToText(b).text;
 }
 
 function decodeText(s: string): string {
@@ -297,9 +290,50 @@ function fastRoute(target: string, site: RouterSite): RouteResult | undefined {
 }
 
 /**
+ * Whether a raw path (no query) must be refused: a malformed escape; a NUL byte once decoded;
+ * a dot segment of the request path itself (a segment between literal '/' that decodes to '.'
+ * or '..', e.g. `..`, `%2e%2E`, `.%2e`: browsers and hosts resolve those before we see them);
+ * or a path that, decoded with '%2F' as '/', would climb above the root (nginx refuses those
+ * while parsing the request line, so every front end does). '.' and '..' between encoded
+ * slashes are data: `/name/a%2F..%2Fb.json` asks for the name `a/../b`.
+ */
+function hostilePath(rawPath: string): boolean {
+  let depth = 0;
+  let climbs = false;
+  let segStart = 1;
+  for (let i = 1; i <= rawPath.length; i++) {
+    if (i < rawPath.length && rawPath.charCodeAt(i) !== 0x2f) continue;
+    const seg = percentDecode(rawPath.slice(segStart, i));
+    if (seg === undefined) return true;
+    if (isDotSegment(seg, 0, seg.length)) return true;
+    // The same segment decoded, '%2F' splitting it further, as nginx resolves it.
+    let s = 0;
+    for (let k = 0; k <= seg.length; k++) {
+      const b = k < seg.length ? seg[k]! : 0x2f;
+      if (b === 0) return true;
+      if (b !== 0x2f) continue;
+      const len = k - s;
+      if (len === 2 && isDotSegment(seg, s, k)) {
+        if (--depth < 0) climbs = true;
+      } else if (len > 0 && !isDotSegment(seg, s, k)) depth++;
+      s = k + 1;
+    }
+    segStart = i + 1;
+  }
+  return climbs;
+}
+
+/** bytes[from, to) is '.' or '..'. */
+function isDotSegment(bytes: Uint8Array, from: number, to: number): boolean {
+  const len = to - from;
+  return (len === 1 || len === 2) && bytes[from] === 0x2e && bytes[to - 1] === 0x2e;
+}
+
+/**
  * Routes a raw request target (`req.url`: path and optional query, not normalized) for a GET
  * or HEAD request. Hostile targets (non-printable or non-ASCII bytes, backslashes, malformed
- * percent-escapes, NUL, `.`/`..` segments in any spelling) → 400; unknown paths → 404 `Not found.`.
+ * percent-escapes, NUL, dot segments of the request path in any spelling: see
+ * {@link hostilePath}) → 400; unknown paths → 404 `Not found.`.
  */
 export function route(target: string, site: RouterSite): RouteResult {
   if (target.length === 0 || target.charCodeAt(0) !== 0x2f) return BAD_REQUEST;
@@ -313,20 +347,7 @@ export function route(target: string, site: RouterSite): RouteResult {
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
   const query = q === -1 ? '' : target.slice(q + 1);
-  const decoded = percentDecode(rawPath);
-  if (decoded === undefined) return BAD_REQUEST;
-  // NUL and '.'/'..' segments, raw or after decoding (%2e, %2f): refused, as nginx refuses them
-  // while parsing the request line. Names with such bytes are reachable by their canonical path.
-  let segStart = 1;
-  for (let i = 1; i <= decoded.length; i++) {
-    const b = i < decoded.length ? decoded[i]! : 0x2f;
-    if (b === 0) return BAD_REQUEST;
-    if (b === 0x2f) {
-      const len = i - segStart;
-      if ((len === 1 || len === 2) && decoded[segStart] === 0x2e && decoded[i - 1] === 0x2e) return BAD_REQUEST;
-      segStart = i + 1;
-    }
-  }
+  if (hostilePath(rawPath)) return BAD_REQUEST;
 
   const slash = rawPath.indexOf('/', 1);
   const top = decodeText(slash === -1 ? rawPath.slice(1) : rawPath.slice(1, slash));

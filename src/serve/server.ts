@@ -11,17 +11,19 @@
  * - Larger files, Range requests and files the cache cannot read go to sirv in dev mode (a stat
  *   per request, no start-up index of the whole tree, which does not scale to millions of files)
  *   with `extensions: []` and weak ETags (304 on If-None-Match).
+ * - Neither reads through a symlink below the tree's root (see TreeRoot in file-cache.ts): such a
+ *   file gets the route's JSON 404. The root itself may be a symlink (`out` -> its release).
  * Both paths send the same bytes: the cache reproduces sirv's header order, ETag
  * (`W/"<size>-<mtime ms>"`), Last-Modified and 304s (the conformance and serve tests compare).
  */
-import { readFileSync } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import sirv from 'sirv';
 import { SITE_INFO_PATH, type SiteInfo } from '../site/layout.js';
-import { FileCache, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
+import { FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
 import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type FileResponse, type RouterSite } from './router.js';
 
 export type { CacheOptions } from './file-cache.js';
@@ -82,6 +84,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
   const root = resolve(dir);
   const assets = sirv(root, { dev: true, etag: true, extensions: [], dotfiles: false });
   const cache = opts.cache === false ? undefined : new FileCache(root, opts.cache);
+  const tree = cache?.tree ?? new TreeRoot(root);
   const watch = new TreeWatch(root, (opts.cache || undefined)?.revalidateMs ?? 1000, async () => {
     cache?.clear();
     if (opts.reloadSiteInfo === false) return;
@@ -93,10 +96,17 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
   });
   void watch.check();
 
-  /** Through sirv (or, for a capped address document, read whole and sent with its status). */
+  /** Through sirv (or, for a capped address document, read whole and sent with its status); never through a symlink. */
   const viaDisk = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean): void => {
+    tree.resolve(r.file).then(
+      (abs) => (abs === undefined ? sendError(res, r.missing, head) : viaDiskAt(req, res, r, head, abs)),
+      () => fail(res, head),
+    );
+  };
+
+  const viaDiskAt = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean, abs: string): void => {
     if (r.status !== 200) {
-      readFile(join(root, r.file)).then(
+      readFile(abs, { flag: constants.O_RDONLY | constants.O_NOFOLLOW }).then(
         (body) => {
           res.writeHead(r.status, { ...COMMON_HEADERS, 'Content-Type': r.contentType, 'Cache-Control': r.cacheControl, 'Content-Length': body.length });
           res.end(head ? undefined : body);

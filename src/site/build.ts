@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { decodeAddress, scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { fromDisplayHex, toDisplayHex } from '../chain/hash.js';
@@ -10,19 +10,24 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from '../index/indexer.js';
 import { addDelta, emptyMeta, readMeta, reuseProblem, saveMeta, type IndexMeta } from '../index/state.js';
 import { emptyCounters, type ChainCounters } from '../index/stats.js';
-import { addressPrefix, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
+import { ioError } from '../index/io-error.js';
+import { addressPrefix, isStoreError, openStore, outpointKey, prefixEnd, type NameOpRecord, type Store } from '../index/store.js';
 import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
 import { decodeNameBytes, renderName, type NameRecord } from '../render/name.js';
+import { renderNameList, type NameListEntry } from '../render/name-list.js';
 import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
+import { validatedSource, type InvalidBlock } from '../source/validated.js';
 import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
 import { uiFiles } from './ui/index.js';
+import { contractFiles } from './contract.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
+  NAMES_PATH,
   SITE_INFO_PATH,
   STATS_PATH,
   addressPath,
@@ -33,7 +38,7 @@ import {
   type SiteInfo,
 } from './layout.js';
 import { Progress } from './progress.js';
-import { buildPaths, publish, recoverInterrupted } from './publish.js';
+import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
 import { linkTree } from './staging.js';
 import { SiteWriter, writeManifest } from './writer.js';
 
@@ -51,9 +56,18 @@ export interface BuildOptions {
   hosts?: readonly HostName[];
   /** Ignore the index and build everything. */
   full?: boolean;
+  /**
+   * Skip invalid blocks with a warning instead of failing: an invalid off-chain block is left
+   * out; an invalid main-chain block ends the snapshot at the height below it.
+   */
+  skipInvalid?: boolean;
   progress?: Progress;
+  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
+  force?: boolean;
   /** Called after the tree is written and before it is published (tests use it to kill a build). */
   beforePublish?: () => void | Promise<void>;
+  /** Called between the steps of the publish (tests pause and kill there). */
+  onPublishStep?: (step: PublishStep) => void | Promise<void>;
 }
 
 export interface BuildReport {
@@ -77,6 +91,10 @@ export interface BuildReport {
   cappedAddresses: number;
   nonUtf8Names: number;
   duplicateTxids: string[];
+  /** Invalid blocks skipped (skipInvalid); each also has a warning. */
+  skippedInvalid: InvalidBlock[];
+  /** The height asked for when an invalid main-chain block made the snapshot stop below it. */
+  requestedHeight: number | undefined;
   warnings: string[];
   stageSeconds: [string, number][];
 }
@@ -315,7 +333,10 @@ async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<s
   return [...capped].sort();
 }
 
-/** Every name with its 64 query variants (expires_in moves with every block); names left without operations are deleted. */
+/**
+ * Every name with its 64 query variants (expires_in moves with every block), and names.json
+ * listing them all; names left without operations are deleted.
+ */
 async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[number, number]> {
   const depth = ctx.net.nameExpirationDepth!(ctx.height);
   let names = 0;
@@ -323,12 +344,15 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
   let current: Buffer | undefined;
   let history: NameRecord[] = [];
   const seen = new Set<string>();
+  const list: NameListEntry[] = [];
   const flush = () => {
     if (!current) return;
     names++;
+    const last = history[history.length - 1]!;
     if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
     for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
+    list.push({ name: last.name, path: enc, height: last.height, expiresIn: last.expiresIn });
   };
   ctx.progress.begin('names');
   const ops = ctx.store.names.getCount();
@@ -360,6 +384,7 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
   }
   flush();
   ctx.progress.update(done, ops, 'name ops');
+  ctx.writer.write(NAMES_PATH, renderNameList(ctx.height, list, ctx.pretty));
   for (const gone of changes?.names ?? []) {
     if (seen.has(gone)) continue;
     const enc = encodeNamePath(Buffer.from(gone, 'latin1'));
@@ -405,19 +430,41 @@ function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
  * failure or kill leaves `outDir` as it was, and the next run recovers.
  */
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
-  const { source, outDir } = opts;
+  // Where the build may write is settled before any work (README "Safety rules").
+  const targets = checkTargets(opts.outDir, opts.stateDir, opts.force);
+  const lock = acquireLock(targets.outDir);
+  try {
+    recoverInterrupted(targets.outDir);
+    prepareStateDir(targets.stateDir);
+    return await buildLocked(opts, targets);
+  } catch (e) {
+    if (!isStoreError(e)) throw e;
+    const err = ioError(e, join(targets.stateDir, 'lmdb'), 'index');
+    err.nativeDiagnostic = true;
+    throw err;
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): Promise<BuildReport> {
+  // Every block of every source is validated on its way in (src/source/validated.ts).
+  const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid });
   const net = source.network;
   const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(null);
-  const stateDir = opts.stateDir ?? `${outDir}.state`;
-  recoverInterrupted(outDir);
-  const paths = buildPaths(outDir);
-  rmSync(paths.staging, { recursive: true, force: true });
 
   const tip = await source.tip();
-  const height = opts.height ?? tip.height;
+  let height = opts.height ?? tip.height;
+  const requested = height;
   if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
-  if (height > tip.height) throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+  if (height > tip.height) {
+    if (source.skipped.length > 0) height = tip.height; // skipInvalid: the source left invalid blocks out below the height asked for
+    else {
+      await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
+      throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
+    }
+  }
   const cap = opts.maxAddressTxouts ?? 10000;
   const hosts = opts.hosts ?? HOSTS;
   const options = JSON.stringify({ pretty: opts.pretty ?? false, cap, hosts: [...hosts].sort(), out: outDir });
@@ -429,7 +476,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   if (fullReason || !meta) {
     if (fullReason && existsSync(join(outDir, MANIFEST_PATH))) progress.note(`full build: ${fullReason}`);
     await store.close();
-    rmSync(stateDir, { recursive: true, force: true });
+    clearStateDir(stateDir);
     store = openStore(stateDir);
     meta = emptyMeta(net, options);
   }
@@ -439,6 +486,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
 
   const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
   let writer: SiteWriter | undefined;
+  let staging: string | undefined;
+  let failed = false;
   try {
     const changes: Changes | undefined = full
       ? undefined
@@ -473,13 +522,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     let prevHash = fork >= 0 ? store.heights.get(fork)!.hash : undefined;
     for await (const sb of source.mainChain(height, fork + 1)) {
       if (sb.height !== meta.tip + 1) throw new Error(`${source.description} delivered height ${sb.height}, expected ${meta.tip + 1}`);
-      let block: Block;
-      try {
-        block = parseBlock(sb.raw, { auxpow: net.auxpow });
-      } catch (e) {
-        throw new Error(`block ${sb.hash} at height ${sb.height}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-      }
-      if (block.header.id !== sb.hash) throw new Error(`block at height ${sb.height}: header hashes to ${block.header.id}, not ${sb.hash}`);
+      const block: Block = sb.block!; // parsed and validated by the wrapper
       if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
         throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
       }
@@ -496,6 +539,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       scanned += scanWork.unit === 'bytes' ? sb.raw.length : scanWork.unit === 'txs' ? block.txs.length : 1;
       progress.update(scanned, scanWork.total, scanWork.unit);
     }
+    if (meta.tip !== height && source.stoppedAt) {
+      if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
+      height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
+    }
     if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
     if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
 
@@ -509,11 +556,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     }
 
     progress.begin('staging');
-    if (full) {
-      store.files.clearSync();
-      mkdirSync(paths.staging, { recursive: true });
-    } else linkTree(outDir, paths.staging, new Set([MANIFEST_PATH]));
-    writer = new SiteWriter(paths.staging, store.files, full ? 'fresh' : 'update');
+    staging = createStaging(outDir);
+    if (full) store.files.clearSync();
+    else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
+    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     const ctx: Ctx = { net, namecoin, store, spill, writer, height, pretty: opts.pretty ?? false, cap, progress, meta };
 
     if (changes) {
@@ -536,17 +582,20 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
     writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
-    for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
+    const offchain = [...store.offchain.getRange()].map(({ key, value }) => ({ hash: key, kind: value.kind, height: value.height }));
+    for (const [rel, content] of await uiFiles({ ...info, offchain })) writer.write(rel, content);
+    for (const [rel, content] of contractFiles()) writer.write(rel, content);
 
     await writer.flush();
     await store.root.flushed;
     progress.begin('manifest');
     const listed = store.files.getCount();
-    const manifest = writeManifest(store.files, join(paths.staging, MANIFEST_PATH), (done) => progress.update(done, listed, 'files'));
+    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH), (done) => progress.update(done, listed, 'files'));
     progress.end();
 
     await opts.beforePublish?.();
-    publish(paths.staging, outDir);
+    checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
+    await publish(staging, outDir, opts.onPublishStep);
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
@@ -566,13 +615,26 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
       cappedAddresses: meta.capped.length,
       nonUtf8Names,
       duplicateTxids: meta.duplicates.map((d) => d.txid),
+      skippedInvalid: [...source.skipped],
+      requestedHeight: height !== requested ? requested : undefined,
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
-    await writer?.close();
-    spill.close();
-    await store.close();
-    rmSync(paths.staging, { recursive: true, force: true });
+    // After a failure, cleaning up must not hide it (a full disk can fail these too).
+    const step = async (f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        if (!failed) throw e;
+      }
+    };
+    await step(() => writer?.close());
+    await step(() => spill.close());
+    await step(() => store.close());
+    await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
   }
 }

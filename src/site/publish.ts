@@ -1,47 +1,414 @@
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+/**
+ * Where a build may write, and how it publishes (see README "Safety rules").
+ *
+ * - `out` is a symlink to a release directory `<out>.releases/<pid>-<random>`; a build stages
+ *   into a new release made with mkdtemp (exclusive, random: a planted path is never followed),
+ *   then swaps `out` with one rename(2) of a new symlink over it, and removes the previous
+ *   release after. Readers see the old tree or the new one, never a missing or mixed one.
+ * - `<out>.releases/.chain-snapshot` (the marker) proves that the directory and the entries
+ *   named `<pid>-<random>` in it are ours; nothing else is ever removed.
+ * - The build only replaces an `out` that is absent, empty, our symlink, or a real directory
+ *   holding a snapshot of an older version (every top-level entry listed in its manifest);
+ *   anything else is refused before any work starts, unless forced. A user's symlink as `out`
+ *   is followed: its target is the output (so the user's link stays a link).
+ * - `<out>.lock` (the holder's pid) keeps two builds off the same output; a dead holder's lock is
+ *   taken over.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { MANIFEST_PATH } from './layout.js';
+
+/** The marker file in the releases dir and in the state dir. */
+export const MARKER_FILE = '.chain-snapshot';
+/** Layout version written into the marker. */
+export const MARKER_FORMAT = 1;
+/** What an index (state) directory holds besides the marker; a full build replaces only these. */
+export const STATE_ENTRIES = ['lmdb', 'blocks.spill'] as const;
+
+/** A release (or a dead build's staging dir), its symlink being renamed onto `out`, or an older `out` moved aside. */
+const ENTRY_RE = /^(\d+)-([A-Za-z0-9]{6})(\.link|\.prev)?$/;
+
+export type PublishStep = 'linked' | 'moved-aside' | 'swapped' | 'removed-old';
+
+function refuse(msg: string): never {
+  throw new Error(msg);
+}
 
 function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+export const releasesDir = (outDir: string): string => `${outDir}.releases`;
+export const lockPath = (outDir: string): string => `${outDir}.lock`;
+
+function markerText(kind: 'releases' | 'state'): string {
+  return JSON.stringify({ tool: 'chain-snapshot', kind, format: MARKER_FORMAT }) + '\n';
+}
+
+/** True when `dir` is a real directory (not a symlink) holding our marker. */
+function isMarked(dir: string): boolean {
+  const st = lstatOrUndefined(dir);
+  return st !== undefined && st.isDirectory() && lstatOrUndefined(join(dir, MARKER_FILE))?.isFile() === true;
+}
+
+/** The release `out` points at when it is our symlink (`<base>.releases/<name>`), else undefined. */
+export function currentRelease(outDir: string): string | undefined {
+  let target: string;
+  try {
+    target = readlinkSync(outDir);
+  } catch {
+    return undefined;
+  }
+  const prefix = `${basename(outDir)}.releases/`;
+  if (!target.startsWith(prefix)) return undefined;
+  const name = target.slice(prefix.length);
+  return ENTRY_RE.test(name) && !name.includes('.') && isMarked(releasesDir(outDir)) ? name : undefined;
+}
+
+/** The directory holding the published tree (for hard-linked staging), if there is one. */
+export function publishedDir(outDir: string): string | undefined {
+  const st = lstatOrUndefined(outDir);
+  if (!st) return undefined;
+  const name = currentRelease(outDir);
+  if (name !== undefined) return join(releasesDir(outDir), name);
+  return st.isDirectory() ? outDir : undefined;
+}
+
+/** Follows a user's symlinks (not ours) to the path that is the real output. */
+function followUserLinks(path: string, shown: string): string {
+  for (let hops = 0; hops < 40; hops++) {
+    const st = lstatOrUndefined(path);
+    if (!st?.isSymbolicLink() || currentRelease(path) !== undefined) return path;
+    path = resolve(dirname(path), readlinkSync(path));
+  }
+  return refuse(`--out ${shown}: too many levels of symbolic links`);
+}
+
+function isMountPoint(path: string, st: Stats): boolean {
+  if (path === '/') return true;
+  if (statSync(dirname(path)).dev !== st.dev) return true;
+  try {
+    // Bind mounts keep the device: look the path up in the mount table too.
+    const real = realpathSync(path);
+    const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    return readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .some((line) => line.split(' ')[4] !== undefined && unescape(line.split(' ')[4]!) === real);
   } catch {
     return false;
   }
 }
 
-/** Paths beside `out` used by a build of process `pid`. */
-export function buildPaths(outDir: string, pid = process.pid) {
-  return {
-    staging: `${outDir}.tmp-${pid}`,
-    work: `${outDir}.work-${pid}`,
-    old: `${outDir}.old-${pid}`,
-  };
-}
-
-/**
- * Clears what a killed build left beside `out`: staging and work dirs of dead
- * processes are removed, and a previous tree moved aside just before a crash
- * is put back.
- */
-export function recoverInterrupted(outDir: string): void {
-  const parent = dirname(outDir);
-  const base = basename(outDir);
-  if (!existsSync(parent)) return;
-  for (const entry of readdirSync(parent)) {
-    const m = entry.startsWith(base + '.') ? /^\.(tmp|work|old)-(\d+)$/.exec(entry.slice(base.length)) : null;
-    if (!m || pidAlive(Number(m[2]))) continue;
-    const path = join(parent, entry);
-    if (m[1] === 'old' && !existsSync(outDir)) renameSync(path, outDir);
-    else rmSync(path, { recursive: true, force: true });
+/** Refuses when `dir` (or, when absent, its nearest existing ancestor) cannot be written. */
+function checkWritable(dir: string, what: string): void {
+  let at = dir;
+  while (!existsSync(at)) at = dirname(at);
+  if (!statSync(at).isDirectory()) refuse(`${what}: ${at} is not a directory`);
+  try {
+    accessSync(at, constants.W_OK);
+  } catch (e) {
+    refuse(`${what}: ${at} is not writable (${(e as NodeJS.ErrnoException).code})`);
   }
 }
 
-/** Replaces `out` by the finished staging tree; the old tree is removed only after the swap. */
-export function publish(staging: string, outDir: string, pid = process.pid): void {
-  const { old } = buildPaths(outDir, pid);
-  const hadOld = existsSync(outDir);
-  if (hadOld) renameSync(outDir, old);
-  renameSync(staging, outDir);
-  if (hadOld) rmSync(old, { recursive: true, force: true });
+/**
+ * The first top-level entry of `dir` that is not part of a snapshot made by this tool (an
+ * older version's real directory: every entry is listed in its `_manifest.json`), if any.
+ */
+function foreignEntry(dir: string): string | undefined {
+  const entries = readdirSync(dir).sort();
+  if (entries.length === 0) return undefined;
+  let listed = new Set<string>();
+  try {
+    const manifest = readFileSync(join(dir, MANIFEST_PATH), 'utf8');
+    listed = new Set([MANIFEST_PATH]);
+    for (let at = 0; at < manifest.length; ) {
+      const end = manifest.indexOf('\n', at);
+      const line = manifest.slice(at, end === -1 ? manifest.length : end);
+      at = end === -1 ? manifest.length : end + 1;
+      // `<sha256> <size> <path>`: the path's first component
+      const path = line.slice(line.indexOf(' ', 65) + 1);
+      const slash = path.indexOf('/');
+      if (path) listed.add(slash === -1 ? path : path.slice(0, slash));
+    }
+  } catch {
+    // no manifest: nothing is ours
+  }
+  return entries.find((e) => !listed.has(e));
+}
+
+function checkOutput(outDir: string, shown: string, force: boolean): void {
+  if (outDir === '/') refuse(`refusing to publish to / (--out ${shown}): name a directory for the snapshot`);
+  const st = lstatOrUndefined(outDir);
+  const rel = releasesDir(outDir);
+  const relSt = lstatOrUndefined(rel);
+  if (relSt && !(relSt.isDirectory() && (isMarked(rel) || readdirSync(rel).length === 0 || force))) {
+    refuse(`refusing to use ${rel}: it exists and was not made by chain snapshot; remove it, or use --force`);
+  }
+  const lockSt = lstatOrUndefined(lockPath(outDir));
+  if (lockSt && !lockSt.isFile()) refuse(`refusing to use the lock ${lockPath(outDir)}: it is not a regular file`);
+  if (st === undefined || st.isSymbolicLink()) {
+    // Absent (or, after following the user's links, our own symlink): only the parent is changed.
+    checkWritable(dirname(outDir), `cannot publish ${outDir}`);
+    return;
+  }
+  if (!st.isDirectory()) refuse(`--out ${outDir} is a file, not a directory: refusing to replace it`);
+  if (isMountPoint(outDir, st)) {
+    refuse(`refusing to publish to ${outDir}: it is a mount point, and the build replaces --out with a symlink to its release; use a directory inside it (e.g. --out ${join(outDir, 'site')})`);
+  }
+  checkWritable(dirname(outDir), `cannot publish ${outDir}`);
+  const foreign = foreignEntry(outDir);
+  if (foreign !== undefined && !force) {
+    refuse(`refusing to replace ${outDir}: it is not empty and holds no snapshot made by chain snapshot (found "${foreign}"); use --force to replace it`);
+  }
+}
+
+function checkState(stateDir: string, outDir: string, force: boolean): void {
+  const inside = (a: string, b: string) => a === b || a.startsWith(b + sep);
+  if (inside(stateDir, outDir) || inside(outDir, stateDir) || inside(stateDir, releasesDir(outDir))) {
+    refuse(`--state ${stateDir} and --out ${outDir} must not contain each other`);
+  }
+  if (stateDir === '/') refuse('refusing to use / as --state');
+  let st: Stats | undefined;
+  try {
+    st = statSync(stateDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (st === undefined) return checkWritable(stateDir, `cannot create --state ${stateDir}`);
+  if (!st.isDirectory()) refuse(`--state ${stateDir} is a file, not a directory: refusing to use it`);
+  checkWritable(stateDir, `cannot use --state ${stateDir}`);
+  const ours = new Set<string>([MARKER_FILE, ...STATE_ENTRIES]);
+  const foreign = readdirSync(stateDir)
+    .sort()
+    .find((e) => !ours.has(e));
+  if (foreign !== undefined && !force && !existsSync(join(stateDir, MARKER_FILE))) {
+    refuse(`refusing to use --state ${stateDir}: it holds files not made by chain snapshot (found "${foreign}"); use --force to use it anyway (only its ${STATE_ENTRIES.join(' and ')} are ever replaced)`);
+  }
+}
+
+export interface Targets {
+  /** The output path (a user's symlinks followed): the path that becomes our symlink. */
+  outDir: string;
+  stateDir: string;
+}
+
+/**
+ * Checks, before any work, that the build may publish to `out` and keep its index in `state`
+ * (see the module comment); throws a one-line error naming the path otherwise.
+ */
+export function checkTargets(out: string, state: string | undefined, force = false): Targets {
+  const outDir = followUserLinks(resolve(out), out);
+  checkOutput(outDir, out, force);
+  const stateDir = resolve(state ?? `${outDir}.state`);
+  checkState(stateDir, outDir, force);
+  return { outDir, stateDir };
+}
+
+/** Creates the state dir (when absent) and its marker. */
+export function prepareStateDir(stateDir: string): void {
+  mkdirSync(stateDir, { recursive: true });
+  if (!existsSync(join(stateDir, MARKER_FILE))) writeFileSync(join(stateDir, MARKER_FILE), markerText('state'));
+}
+
+/** Removes the index's own files (a full build), nothing else in the state dir. */
+export function clearStateDir(stateDir: string): void {
+  for (const e of STATE_ENTRIES) rmSync(join(stateDir, e), { recursive: true, force: true });
+}
+
+export interface Lock {
+  path: string;
+  release(): void;
+}
+
+function readPid(path: string): number | undefined {
+  try {
+    const n = Number(readFileSync(path, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes `<out>.lock` (created whole with our pid by link(2)); a dead holder's lock is taken over. */
+export function acquireLock(outDir: string): Lock {
+  const path = lockPath(outDir);
+  mkdirSync(dirname(path), { recursive: true });
+  const mine = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  writeFileSync(mine, `${process.pid}\n`, { flag: 'wx' });
+  try {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        linkSync(mine, path);
+        return {
+          path,
+          release: () => {
+            if (readPid(path) === process.pid) rmSync(path, { force: true });
+          },
+        };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      const holder = readPid(path);
+      if (holder !== undefined && pidAlive(holder)) {
+        refuse(`another build (pid ${holder}) is writing ${outDir} (lock ${path}); wait for it to finish`);
+      }
+      // A dead holder: move its lock aside atomically, and put it back if it turns out to be a live one.
+      const aside = `${mine}.stale`;
+      try {
+        renameSync(path, aside);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw e;
+      }
+      const seen = readPid(aside);
+      if (seen !== holder && seen !== undefined && pidAlive(seen)) {
+        try {
+          linkSync(aside, path);
+        } catch {
+          // someone else holds it now
+        }
+      }
+      rmSync(aside, { force: true });
+    }
+    return refuse(`could not take the lock ${path}`);
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
+/**
+ * Clears what killed builds left in `<out>.releases`: only entries named `<pid>-<random>` of dead
+ * processes (or this one; the caller holds the lock), and only in a directory with our marker.
+ * A publish killed while `out` was briefly absent (an older version's real directory being
+ * replaced) is completed, or the old directory put back.
+ */
+export function recoverInterrupted(outDir: string): void {
+  const rel = releasesDir(outDir);
+  if (!isMarked(rel)) return;
+  const entries = readdirSync(rel)
+    .map((name) => ({ name, m: ENTRY_RE.exec(name) }))
+    .filter(({ m }) => m !== null && (Number(m[1]) === process.pid || !pidAlive(Number(m[1]))));
+  const outAbsent = () => lstatOrUndefined(outDir) === undefined;
+  for (const { name, m } of entries) {
+    if (m![3] !== '.link') continue;
+    const target = join(rel, name.slice(0, -'.link'.length));
+    if (outAbsent() && existsSync(join(target, MANIFEST_PATH))) renameSync(join(rel, name), outDir);
+    else rmSync(join(rel, name), { force: true });
+  }
+  for (const { name, m } of entries) {
+    if (m![3] !== '.prev') continue;
+    if (outAbsent()) renameSync(join(rel, name), outDir);
+    else rmSync(join(rel, name), { recursive: true, force: true });
+  }
+  const current = currentRelease(outDir);
+  for (const { name, m } of entries) {
+    if (m![3] === undefined && name !== current) rmSync(join(rel, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A new, empty release directory to stage into: `<out>.releases/<pid>-<random>` made by
+ * mkdtemp, in a releases dir that is a real directory with our marker.
+ */
+export function createStaging(outDir: string): string {
+  const rel = releasesDir(outDir);
+  mkdirSync(dirname(outDir), { recursive: true });
+  try {
+    mkdirSync(rel);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  const st = lstatSync(rel);
+  if (!st.isDirectory()) refuse(`refusing to stage in ${rel}: it is not a directory`);
+  if (!existsSync(join(rel, MARKER_FILE))) {
+    const fd = openSync(join(rel, MARKER_FILE), 'wx');
+    try {
+      writeSync(fd, markerText('releases'));
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const staging = mkdtempSync(join(rel, `${process.pid}-`));
+  // mkdtemp makes it 0700; a published tree is readable like any directory the user makes (web
+  // servers run as other users): the releases dir's mode, which mkdir gave it under the umask.
+  chmodSync(staging, st.mode & 0o777);
+  const expected = join(realpathSync(dirname(outDir)), basename(rel), basename(staging));
+  if (realpathSync(staging) !== expected) refuse(`staging dir ${staging} resolves to ${realpathSync(staging)}, not ${expected}: refusing to write there`);
+  return staging;
+}
+
+/**
+ * Publishes the finished release `staging` as `out`: a new symlink renamed over `out` (one
+ * atomic rename(2)); the previous release is removed after. An older version's real directory
+ * `out` is first moved into the releases dir (the one moment `out` is absent; a kill there is
+ * repaired by {@link recoverInterrupted}); an empty directory is removed.
+ */
+export async function publish(staging: string, outDir: string, onStep?: (step: PublishStep) => void | Promise<void>): Promise<void> {
+  const rel = releasesDir(outDir);
+  const name = basename(staging);
+  if (dirname(staging) !== rel || !ENTRY_RE.test(name)) refuse(`internal: ${staging} is not a release of ${outDir}`);
+  const link = join(rel, `${name}.link`);
+  symlinkSync(`${basename(outDir)}.releases/${name}`, link);
+  await onStep?.('linked');
+  const st = lstatOrUndefined(outDir);
+  let previous: string | undefined;
+  if (st?.isSymbolicLink()) {
+    previous = currentRelease(outDir);
+    if (previous === undefined) refuse(`refusing to replace ${outDir}: it became a symlink not made by chain snapshot during the build`);
+  } else if (st?.isDirectory()) {
+    if (readdirSync(outDir).length === 0) rmdirSync(outDir);
+    else renameSync(outDir, join(rel, (previous = `${name}.prev`)));
+    await onStep?.('moved-aside');
+  } else if (st) refuse(`refusing to replace ${outDir}: it became a file during the build`);
+  try {
+    renameSync(link, outDir);
+  } catch (e) {
+    // Put an older version's directory back at once rather than leave `out` absent until the next run.
+    if (previous?.endsWith('.prev') && lstatOrUndefined(outDir) === undefined) renameSync(join(rel, previous), outDir);
+    rmSync(link, { force: true });
+    throw e;
+  }
+  await onStep?.('swapped');
+  if (previous !== undefined) rmSync(join(rel, previous), { recursive: true, force: true });
+  await onStep?.('removed-old');
 }

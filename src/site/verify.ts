@@ -23,6 +23,7 @@ import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { getNetwork, type Network } from '../chain/networks.js';
 import { parseTx } from '../chain/tx.js';
+import { validateBlock } from '../chain/validate.js';
 import {
   ALL_NAME_VARIANTS,
   ERROR_KINDS,
@@ -663,6 +664,9 @@ class Verifier {
       return;
     }
     if (block.header.id !== hash) this.problem(binRel, `hashes to ${block.header.id}, not to its name`);
+    // The chain rules from the block's own bytes: PoW (AuxPoW) from the header, the merkle root from the txids, the witness commitment.
+    const invalid = validateBlock(block, this.net, height);
+    if (invalid) this.problem(binRel, `is an invalid block: ${invalid.kind}: ${invalid.detail}`);
     if (height === undefined && doc.hash !== hash) this.problem(rel, `hash field is ${String(doc.hash)}`);
     if (doc.prev_block !== toDisplayHex(block.header.prevHash)) this.problem(rel, `prev_block ${String(doc.prev_block)} differs from the .bin header`);
     if (doc.n_tx !== block.txs.length) this.problem(rel, `n_tx is ${String(doc.n_tx)}, the .bin holds ${block.txs.length} transactions`);

@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
+import { ioError, onPath } from '../index/io-error.js';
 
 /**
  * The file-writing thread. In `fresh` mode it writes every file; in `update`
@@ -32,9 +33,10 @@ parentPort.on('message', ({ paths, ends, data: block }) => {
   const digests = Buffer.alloc(batch.length * 32);
   const status = new Uint8Array(batch.length); // 0 written, 1 unchanged, 2 deleted, 3 absent
   let bytes = 0;
+  let path = workerData.root;
   try {
     batch.forEach(([rel, data], i) => {
-      const path = join(workerData.root, rel);
+      path = join(workerData.root, rel);
       if (data === null) {
         let existed = true;
         try { rmSync(path); } catch (e) { if (e.code !== 'ENOENT') throw e; existed = false; }
@@ -58,7 +60,7 @@ parentPort.on('message', ({ paths, ends, data: block }) => {
     });
     parentPort.postMessage({ digests, status, bytes }, [digests.buffer, status.buffer]);
   } catch (e) {
-    parentPort.postMessage({ error: String((e && e.message) || e) });
+    parentPort.postMessage({ error: String((e && e.message) || e), code: e && e.code, path });
   }
 });
 `;
@@ -119,7 +121,18 @@ export class SiteWriter {
 
   private onDone(lane: Lane, m: WorkerReply): void {
     const { paths, sizes } = lane.sent.shift()!;
-    if (m.error !== undefined) return this.fail(new Error(`writing ${this.root}: ${m.error}`));
+    if (m.error !== undefined) return this.fail(ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing'));
+    try {
+      this.record(paths, sizes, m);
+    } catch (e) {
+      return this.fail(ioError(e, (this.files as unknown as { path: string }).path, 'index'));
+    }
+    this.inFlightBytes -= m.bytes!;
+    this.wake();
+  }
+
+  /** Records a batch's files in the manifest database. */
+  private record(paths: string[], sizes: Int32Array, m: WorkerReply): void {
     const digests = Buffer.from(m.digests!.buffer, m.digests!.byteOffset, m.digests!.byteLength);
     const status = m.status!;
     this.files.transactionSync(() => {
@@ -137,8 +150,6 @@ export class SiteWriter {
         }
       });
     });
-    this.inFlightBytes -= m.bytes!;
-    this.wake();
   }
 
   private fail(e: Error): void {
@@ -221,6 +232,8 @@ interface WorkerReply {
   status?: Uint8Array;
   bytes?: number;
   error?: string;
+  code?: string;
+  path?: string;
 }
 
 /**
@@ -230,6 +243,14 @@ interface WorkerReply {
  * chunk of lines.
  */
 export function writeManifest(
+  files: Database<Buffer, string>,
+  path: string,
+  onProgress?: (listed: number) => void,
+): { files: number; bytes: number; sha256: string } {
+  return onPath(path, 'writing', () => writeManifestTo(files, path, onProgress));
+}
+
+function writeManifestTo(
   files: Database<Buffer, string>,
   path: string,
   onProgress?: (listed: number) => void,

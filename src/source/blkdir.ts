@@ -11,11 +11,12 @@
 import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { xorObfuscate } from '../chain/blkfile.js';
-import { HEADER_SIZE, parseBlock } from '../chain/block.js';
+import { AUXPOW_VERSION_FLAG, HEADER_SIZE, parseBlock } from '../chain/block.js';
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
+import { checkBlockHead } from '../chain/validate.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
-import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
+import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {
   /** Blocks read ahead of the consumer in mainChain() (default 16). */
@@ -86,6 +87,21 @@ class WindowReader {
     }
     return { buf: this.win, start: this.winStart };
   }
+
+  /**
+   * Whether byte k of a window that starts at file offset `start` is zero on
+   * disk. Core ≥ 28 pre-allocates blk files with raw zeros that never went
+   * through the XOR stream, so padding is tested before decoding.
+   */
+  rawZero(buf: Buffer, start: number, k: number): boolean {
+    return buf[k] === (this.key ? this.key[(start + k) % 8]! : 0);
+  }
+
+  /** Whether bytes [k, k+n) of the window (clipped at its end) are all zero on disk. */
+  rawZeros(buf: Buffer, start: number, k: number, n: number): boolean {
+    for (let i = k, end = Math.min(k + n, buf.length); i < end; i++) if (!this.rawZero(buf, start, i)) return false;
+    return true;
+  }
 }
 
 /**
@@ -101,6 +117,10 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const magic = Buffer.from(network.magic, 'hex');
   const magicU32 = magic.readUInt32LE(0);
   const warnings: string[] = [];
+  // Headers that fail their own proof of work (damaged): kept out of the chain, reported by the validating wrapper.
+  const rejected: RejectedBlock[] = [];
+  const rejectedPrev: Buffer[] = [];
+  const rejectedHashes = new Set<string>();
 
   let entries: string[];
   try {
@@ -178,7 +198,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
           const found = buf.indexOf(magic, rel);
           const stop = found === -1 ? buf.length : found;
           for (let k = stop - 1; k >= rel; k--) {
-            if (buf[k] !== 0) {
+            if (!r.rawZero(buf, start, k)) {
               dataEnd = Math.max(dataEnd, start + k + 1);
               break;
             }
@@ -196,7 +216,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         const { buf, start } = await r.at(pos, 8 + HEADER_SIZE);
         const rel = pos - start;
         const avail = buf.length - rel;
-        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32) {
+        // A key that shares bytes with the magic decodes raw zeros into it: 8 raw zero bytes are padding, not a record.
+        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32 && !r.rawZeros(buf, start, rel, 8)) {
           const len = avail >= 8 ? buf.readUInt32LE(rel + 4) : -1;
           let bad: string | undefined;
           if (len < 0) bad = 'record header cut off at end of file';
@@ -211,8 +232,30 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
             continue;
           }
           stats.records++;
-          const header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
-          const { index, isNew } = tree.add(header);
+          let header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
+          // A merge-mined header's proof of work is the AuxPoW after it: check it with the record in the window.
+          let head = header;
+          if (network.auxpow && header.readUInt32LE(0) & AUXPOW_VERSION_FLAG) {
+            const w = await r.at(pos, Math.min(8 + len, WINDOW));
+            const wrel = pos - w.start;
+            head = w.buf.subarray(wrel + 8, Math.min(w.buf.length, wrel + 8 + len));
+            header = head.subarray(0, HEADER_SIZE);
+          }
+          const checked = checkBlockHead(head, network);
+          const headerHash = checked.hash;
+          // (an AuxPoW longer than the window is checked when the block is read)
+          const invalid = checked.invalid?.kind === 'malformed' && head.length < len ? undefined : checked.invalid;
+          if (invalid) {
+            const hash = toDisplayHex(headerHash);
+            if (!rejectedHashes.has(hash)) {
+              rejected.push({ hash, height: undefined, place: { file: f.name, offset: pos + 8 }, invalid });
+              rejectedPrev.push(Buffer.from(header.subarray(4, 36)));
+            }
+            rejectedHashes.add(hash);
+            pos += 8 + len;
+            continue;
+          }
+          const { index, isNew } = tree.add(header, headerHash);
           if (isNew) {
             if (index >= fileOf.length) {
               const cap = fileOf.length * 2;
@@ -237,13 +280,20 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
             );
           }
           pos += 8 + len;
-        } else if (buf[rel] === 0) {
-          // Zero padding (pre-allocated file tail): skip silently.
+        } else if (r.rawZero(buf, start, rel)) {
+          // Zero padding (pre-allocated file tail, raw zeros on disk even with xor.dat): skip silently.
           let p = pos;
           for (;;) {
             const w = await r.at(p, WINDOW);
             let k = p - w.start;
-            while (k < w.buf.length && w.buf[k] === 0) k++;
+            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) {
+              // A key byte equal to the magic's makes a record's first raw bytes zero: stop at its magic.
+              if (w.buf[k] === magic[0]) {
+                if (k + 8 > w.buf.length && w.start + w.buf.length < f.size) break; // header may straddle: re-read from here
+                if (k + 4 <= w.buf.length && w.buf.readUInt32LE(k) === magicU32 && !r.rawZeros(w.buf, w.start, k, 8)) break;
+              }
+              k++;
+            }
             p = w.start + k;
             if (k < w.buf.length || p >= f.size) break;
           }
@@ -281,6 +331,9 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         hint.height !== undefined
           ? `heights 0–${hint.height - 1} are missing (the lowest block held, ${hint.hash}, is height ${hint.height} by its coinbase)`
           : `heights from 0 up to the lowest block held (${hint.hash}, at ${hint.where}) are missing`;
+    } else if (rejected.length > 0) {
+      const r = rejected[0]!;
+      msg += `; ${rejected.length} block(s) there are invalid, the first at ${r.place.file} offset ${r.place.offset}: block ${r.hash} is invalid: ${r.invalid.kind}: ${r.invalid.detail}`;
     } else {
       msg += ` (${tree.size} blocks found, none of them the genesis block: wrong --network, or not a full blocks dir)`;
     }
@@ -291,8 +344,21 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   if (missingFiles.length > 0) {
     warnings.push(`${describe}: ${describeList(missingFiles)} missing; the chain from genesis reaches height ${tip.height}`);
   }
+  rejected.forEach((r, k) => {
+    const parent = tree.indexOf(rejectedPrev[k]!);
+    if (parent !== -1 && sel.height[parent]! >= 0) r.height = sel.height[parent]! + 1;
+  });
+  const placeOf = (i: number): BlockPlace => ({ file: files[fileOf[i]!]!.name, offset: posOf[i]! });
+  let firstOrphan = '';
   if (sel.orphanCount > 0) {
-    warnings.push(`${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans)`);
+    // Loud: in a node's blocks dir every stored block connects, so this is missing or damaged data.
+    let first = -1;
+    for (let i = 0; i < tree.size && first === -1; i++) if (sel.height[i] === -1 && tree.parentOf(i) === -1) first = i;
+    const at = placeOf(first);
+    firstOrphan = `the first, ${tree.hashHex(first)} at ${at.file} offset ${at.offset}, builds on ${toDisplayHex(tree.prevHash(first))}, which is in no blk file (missing or damaged data?)`;
+    warnings.push(
+      `${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans) do not connect to the chain from genesis, so the chain found ends at height ${tip.height}; ${firstOrphan}`,
+    );
   }
 
   // ---- pass 2: lazy body reads ----
@@ -335,7 +401,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const aboveTip = (height: number): Error => {
     let msg = `${describe}: height ${height} is above the tip of the chain found (height ${tip.height}, ${tip.hash})`;
     if (missingFiles.length > 0) msg += `; ${describeList(missingFiles)} missing (pruned or incomplete dir)`;
-    if (sel.orphanCount > 0) msg += `; ${sel.orphanCount} block(s) have an unknown parent`;
+    if (sel.orphanCount > 0) msg += `; ${sel.orphanCount} block(s) have an unknown parent: ${firstOrphan}`;
     return new Error(msg);
   };
 
@@ -368,6 +434,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     network,
     description: describe,
     warnings,
+    rejected,
     scanStats: stats,
     files: files.map((f) => f.name),
     tipWork: sel.tipWork,
@@ -378,7 +445,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       if (height > tip.height) throw aboveTip(height);
       let h = from;
       for await (const { index, raw } of readInOrder(sel.main.subarray(from), height + 1 - from)) {
-        yield { height: h++, hash: tree.hashHex(index), raw };
+        yield { height: h++, hash: tree.hashHex(index), raw, place: placeOf(index) };
       }
     },
     async hashAt(height: number): Promise<string> {
@@ -403,10 +470,10 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       }
       side.sort((a, b) => sel.height[a]! - sel.height[b]! || a - b);
       for await (const { index, raw } of readInOrder(side, side.length)) {
-        yield { kind: 'side', hash: tree.hashHex(index), height: sel.height[index]!, raw };
+        yield { kind: 'side', hash: tree.hashHex(index), height: sel.height[index]!, raw, place: placeOf(index) };
       }
       for await (const { index, raw } of readInOrder(orphans, orphans.length)) {
-        yield { kind: 'orphan', hash: tree.hashHex(index), height: undefined, raw };
+        yield { kind: 'orphan', hash: tree.hashHex(index), height: undefined, raw, place: placeOf(index) };
       }
     },
     async close() {

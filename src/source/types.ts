@@ -1,4 +1,12 @@
+import type { Block } from '../chain/block.js';
 import type { Network } from '../chain/networks.js';
+import type { Invalid } from '../chain/validate.js';
+
+/** Where a block's bytes sit in a blocks dir: the blk file and the absolute offset of the block's first byte. */
+export interface BlockPlace {
+  file: string;
+  offset: number;
+}
 
 /** One block of the main chain, delivered in height order. */
 export interface SourceBlock {
@@ -7,6 +15,10 @@ export interface SourceBlock {
   hash: string;
   /** The serialized block exactly as stored by the node. */
   raw: Buffer;
+  /** Blocks dirs: where the block is stored (error messages). */
+  place?: BlockPlace;
+  /** The parsed block, once the validating wrapper has checked it (see validated.ts). */
+  block?: Block;
 }
 
 /** A block the source holds off the main chain. */
@@ -17,6 +29,17 @@ export interface OffChainBlock {
   /** Height when connected (side blocks); undefined for orphans. */
   height: number | undefined;
   raw: Buffer;
+  place?: BlockPlace;
+  block?: Block;
+}
+
+/** A block the source set aside before choosing the chain (a blocks dir's header that fails its own proof of work). */
+export interface RejectedBlock {
+  hash: string;
+  /** Its height when its parent is known. */
+  height: number | undefined;
+  place: BlockPlace;
+  invalid: Invalid;
 }
 
 /** How much work a scan of the main chain is, in a unit proportional to its time. */
@@ -57,5 +80,7 @@ export interface ChainSource {
   offChain(height: number): AsyncIterable<OffChainBlock>;
   /** Problems found and worked around (skipped junk, duplicates...): one line each, naming file and offset. */
   readonly warnings: readonly string[];
+  /** Blocks found invalid before the chain was chosen (left out of it); reported by the validating wrapper. */
+  readonly rejected?: readonly RejectedBlock[];
   close(): Promise<void>;
 }

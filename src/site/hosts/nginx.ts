@@ -115,6 +115,10 @@ ${hdr(CACHE_SHORT)}${guard}    try_files $snap_vprefix$uri =404;
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
   }
+  location = /names.json {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
   location ^~ /errors/ {
     internal;
     default_type application/json;
@@ -125,6 +129,15 @@ ${hdr(CACHE_SHORT)}${guard}    try_files /index.html =404;
     error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
   }
   location ^~ /assets/ {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
+  # The API contract (OpenAPI description and JSON Schemas).
+  location = /openapi.json {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
+  location ^~ /schemas/ {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
   }

@@ -1,0 +1,94 @@
+// A full disk under the output or under the index (issue 10): one clear line naming the path and
+// the errno, staging removed, the lock released, the published tree left as it was. Uses small
+// tmpfs mounts (root in this sandbox); skipped with a message where mounting is not possible.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSnapshot } from '../src/site/build.js';
+import { demoSource } from '../src/site/demo-source.js';
+import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MARKER_FILE } from '../src/site/publish.js';
+import { verifySnapshot } from '../src/site/verify.js';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TSX = pathToFileURL(join(REPO, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const CLI = join(REPO, 'src', 'cli.ts');
+
+let root: string;
+const mounts: string[] = [];
+function tmpfs(name: string, size: string): string | undefined {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status !== 0) return undefined;
+  mounts.push(dir);
+  return dir;
+}
+const canMount = (() => {
+  const d = mkdtempSync(join(tmpdir(), 'mount-probe-'));
+  const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', d]).status === 0;
+  if (ok) spawnSync('umount', [d]);
+  rmSync(d, { recursive: true, force: true });
+  if (!ok) console.warn('cannot mount a tmpfs here: the full-disk tests are skipped');
+  return ok;
+})();
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'snapshot-diskfull-'));
+});
+afterAll(() => {
+  for (const m of mounts) spawnSync('umount', [m]);
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe.skipIf(!canMount)('a full disk', () => {
+  it('under the output (the writer threads): one line with the file and ENOSPC; the previous tree and the index stay usable', async () => {
+    const disk = tmpfs('out-disk', '2m')!;
+    const out = join(disk, 'out');
+    const state = join(root, 'out-state');
+    await buildSnapshot({ source: demoSource(), outDir: out, stateDir: state, height: 3, hosts: [] });
+    const before = readFileSync(join(out, MANIFEST_PATH), 'utf8');
+    const release = readdirSync(join(disk, 'out.releases')).sort();
+    const err = await buildSnapshot({ source: demoSource(), outDir: out, stateDir: state, hosts: [] }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(new RegExp(`^writing ${disk}/out\\.releases/\\d+-\\w{6}/\\S+: ENOSPC`));
+    expect(err?.message.split('\n')).toHaveLength(1);
+    expect(readFileSync(join(out, MANIFEST_PATH), 'utf8')).toBe(before);
+    expect((await verifySnapshot(out)).ok).toBe(true);
+    expect(readdirSync(join(disk, 'out.releases')).sort()).toEqual(release); // staging removed
+    expect(readdirSync(disk).sort()).toEqual(['out', 'out.releases']); // lock released
+    // With room again, the next build succeeds.
+    spawnSync('mount', ['-o', 'remount,size=64m', disk]);
+    const r = await buildSnapshot({ source: demoSource(), outDir: out, stateDir: state, hosts: [] });
+    expect(r.height).toBe(150);
+    expect((await verifySnapshot(out)).ok).toBe(true);
+  });
+
+  it('under the index (LMDB, block spill): the CLI prints one line naming the index path, exit 1, no staging left, the tree kept', async () => {
+    const disk = tmpfs('state-disk', '400k')!;
+    const state = join(disk, 'state');
+    const cwd = join(root, 'state-case');
+    mkdirSync(cwd);
+    const run = (height?: number) =>
+      spawnSync(process.execPath, ['--import', TSX, CLI, 'build', '--out', 'out', '--state', state, '--host', 'netlify', ...(height !== undefined ? ['--height', String(height)] : [])], {
+        cwd,
+        encoding: 'utf8',
+      });
+    const first = run(3);
+    expect(first.status, first.stderr).toBe(0);
+    const before = readFileSync(join(cwd, 'out', MANIFEST_PATH), 'utf8');
+    const r = run();
+    expect(r.status).toBe(1);
+    // Besides progress lines, liblmdb prints its own "Write error: …" diagnostic (not ours to silence).
+    const lines = r.stderr.split('\n').filter((l) => l && !/^(scan|txs and blocks|addresses|names): |^Write error: /.test(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks.spill): .*(ENOSPC|EIO)`));
+    expect(readFileSync(join(cwd, 'out', MANIFEST_PATH), 'utf8')).toBe(before);
+    expect(readdirSync(join(cwd, 'out.releases')).filter((e) => e !== MARKER_FILE)).toHaveLength(1);
+    expect(existsSync(join(cwd, 'out.lock'))).toBe(false);
+  }, 60_000);
+});

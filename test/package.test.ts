@@ -1,0 +1,149 @@
+/**
+ * The published package as a user gets it: `npm pack` (its `prepack` builds dist/), then the
+ * tarball installed globally into a temporary prefix and into a temporary project, and the
+ * installed commands run on the embedded demo chain: `snapshot --version`, `snapshot build`,
+ * `snapshot verify`, `snapshot serve` (a few URLs fetched), `chain-snapshot` and
+ * `npx chain-snapshot`. Dependencies come from npm's cache (`--prefer-offline`) or the registry.
+ */
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], opts: SpawnOptions = {}): Promise<Run> {
+  return new Promise((ok, fail) => {
+    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout!.on('data', (d) => (stdout += d));
+    p.stderr!.on('data', (d) => (stderr += d));
+    p.on('error', fail);
+    p.on('close', (code) => ok({ code, stdout, stderr }));
+  });
+}
+
+async function mustRun(cmd: string, args: string[], opts: SpawnOptions = {}): Promise<Run> {
+  const r = await run(cmd, args, opts);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.code}:\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
+  return r;
+}
+
+function filesBelow(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)));
+}
+
+describe('published package', () => {
+  let tmp: string;
+  let tarball: string;
+  let packed: string[];
+  /** Global install: `<prefix>/bin/snapshot`; project install: `<project>/node_modules`. */
+  let prefix: string;
+  let project: string;
+  const install = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'package-'));
+    // No dist/ from an earlier build: the tarball's dist/ must come from `prepack`.
+    rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
+    const pack = await mustRun('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT });
+    const info = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
+    tarball = join(tmp, info.filename);
+    packed = info.files.map((f) => f.path);
+    prefix = join(tmp, 'prefix');
+    project = join(tmp, 'project');
+    await Promise.all([
+      mustRun('npm', ['install', '--global', '--prefix', prefix, ...install, tarball]),
+      mustRun('npm', ['install', '--prefix', project, ...install, tarball]),
+    ]);
+  }, 300_000);
+
+  afterAll(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('the tarball holds the compiled CLI and what it reads at run time, not the sources', () => {
+    expect(packed).toContain('package.json');
+    expect(packed).toContain('README.md');
+    expect(packed).toContain('dist/cli.js');
+    // Every module the edge glue ships is there as compiled JS (the installed CLI has no TypeScript).
+    for (const m of ['serve/edge.js', 'serve/router.js', 'site/layout.js']) expect(packed).toContain(`dist/${m}`);
+    expect(packed.filter((p) => !p.startsWith('dist/') && !p.startsWith('docs/'))).toEqual(expect.arrayContaining(['package.json', 'README.md']));
+    expect(packed.filter((p) => p.startsWith('src/') || p.startsWith('test/') || p.endsWith('.ts') || p.endsWith('.map'))).toEqual([]);
+    // The API documents the build copies into every site (docs/), when the repository has them.
+    if (existsSync(join(ROOT, 'docs'))) for (const f of filesBelow(join(ROOT, 'docs'))) expect(packed).toContain(`docs/${f}`);
+  });
+
+  it('--version prints the package version, under both command names and through npx', async () => {
+    // Run outside the repository, so no package.json of the working directory can answer.
+    for (const bin of ['snapshot', 'chain-snapshot']) {
+      expect((await mustRun(join(prefix, 'bin', bin), ['--version'], { cwd: tmp })).stdout.trim()).toBe(PKG.version);
+    }
+    const npx = await mustRun('npx', ['--no-install', 'chain-snapshot', '--version'], { cwd: project });
+    expect(npx.stdout.trim()).toBe(PKG.version);
+  });
+
+  it('the installed snapshot builds, verifies and serves the demo chain', async () => {
+    const out = join(tmp, 'out');
+    const bin = join(prefix, 'bin', 'snapshot');
+    const build = await mustRun(bin, ['build', '--out', out], { cwd: tmp });
+    expect(build.stdout).toMatch(/^built .*: namecoin-regtest height \d+/);
+    // The edge glue was shipped from the installed dist/ (byte-equal modules).
+    expect(readFileSync(join(out, '_worker.js/lib/serve/router.js'), 'utf8')).toBe(readFileSync(join(prefix, 'lib/node_modules', PKG.name, 'dist/serve/router.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
+    await mustRun(bin, ['verify', '--dir', out]);
+
+    const server = spawn(bin, ['serve', '--dir', out, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<number | null>((ok) => server.once('exit', (code) => ok(code)));
+    try {
+      const url = await new Promise<string>((ok, fail) => {
+        let err = '';
+        server.stderr!.on('data', (d) => {
+          err += d;
+          const m = / on (http:\/\/\S+?)\/?\s/.exec(err);
+          if (m) ok(m[1]!);
+        });
+        void exited.then((code) => fail(new Error(`snapshot serve exited ${code}: ${err}`)));
+      });
+      const get = async (path: string) => {
+        const r = await fetch(url + path);
+        return { status: r.status, type: r.headers.get('content-type'), body: Buffer.from(await r.arrayBuffer()) };
+      };
+      const stats = await get('/stats.json');
+      expect(stats.status).toBe(200);
+      expect(stats.body.equals(readFileSync(join(out, 'stats.json')))).toBe(true);
+      const txid = readdirSync(join(out, 'tx')).find((f) => f.endsWith('.json'))!.slice(0, 64);
+      const tx = await get(`/tx/${txid.toUpperCase()}.json`);
+      expect(tx.status).toBe(200);
+      expect(tx.body.equals(readFileSync(join(out, 'tx', `${txid}.json`)))).toBe(true);
+      const bin64 = await get(`/tx/${txid}.bin`);
+      expect(bin64.type).toBe('application/octet-stream');
+      expect(bin64.body.equals(readFileSync(join(out, 'tx', `${txid}.bin`)))).toBe(true);
+      const history = await get('/name/d/history.json?history');
+      expect(history.body.equals(readFileSync(join(out, 'v/history/name/d/history.json')))).toBe(true);
+      const missing = await get('/tx/xyz.json');
+      expect({ status: missing.status, body: missing.body.toString() }).toEqual({ status: 404, body: '{"error":"Tx xyz not found."}' });
+      const ui = await get('/');
+      expect(ui.body.equals(readFileSync(join(out, 'index.html')))).toBe(true);
+      // The API contract the installed copy read from its own docs/ (the repository's files).
+      for (const f of existsSync(join(ROOT, 'docs', 'openapi.json')) ? ['openapi.json', 'schemas/tx.schema.json'] : []) {
+        const doc = await get(`/${f}`);
+        expect({ path: f, status: doc.status, same: doc.body.equals(readFileSync(join(ROOT, 'docs', f))) }).toEqual({ path: f, status: 200, same: true });
+      }
+    } finally {
+      server.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});

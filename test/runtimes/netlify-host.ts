@@ -1,0 +1,121 @@
+/**
+ * A Deno program (run by `deno run`, not by Node): hosts a built tree's Netlify Edge Function the
+ * way Netlify's edge does, so the conformance suite can run the generated glue in Deno, the
+ * runtime Netlify Edge Functions run in.
+ *
+ *   deno run --allow-read=<tree> --allow-net=127.0.0.1 test/runtimes/netlify-host.ts <tree>
+ *
+ * Prints `{"port":N}` on stdout once listening. What it emulates of the platform:
+ * - the function (`<tree>/_netlify/edge-functions/api.js`) runs for every request whose path
+ *   matches its `config.path` (a URLPattern pathname, as on Netlify), with `(request, context)`;
+ * - its return value: a Response is sent; `undefined` continues to the origin (the static file);
+ *   a URL rewrites to that same-site path; `context.next()` fetches the origin response;
+ * - a `fetch` the function makes to its own site is a real HTTP request to this server, so it
+ *   passes through the function again, as it does on Netlify;
+ * - the origin serves the published files by decoded path (`/` and `…/` → `index.html`), with a
+ *   content hash ETag (304 on If-None-Match), and the top-level `404.html` with status 404 for
+ *   a missing file.
+ * Typed without Deno's type definitions (the repository is type-checked by tsc with Node types):
+ * the few Deno APIs used are declared below.
+ */
+
+interface DenoApi {
+  args: string[];
+  readFile(path: string): Promise<Uint8Array>;
+  realPath(path: string): Promise<string>;
+  serve(
+    options: { port: number; hostname: string; onListen: (addr: { port: number }) => void },
+    handler: (request: Request) => Promise<Response>,
+  ): { finished: Promise<void> };
+}
+
+interface NetlifyContext {
+  next(request?: Request): Promise<Response>;
+  site: { url: string };
+}
+
+type EdgeFunction = (request: Request, context: NetlifyContext) => Promise<Response | URL | undefined> | Response | URL | undefined;
+
+interface EdgeModule {
+  default: EdgeFunction;
+  config?: { path?: string | string[]; excludedPath?: string | string[] };
+}
+
+/** WHATWG URLPattern (global in Deno; not in Node 20's types). */
+interface UrlPatternClass {
+  new (init: { pathname: string }): { test(url: string): boolean };
+}
+
+const { Deno, URLPattern } = globalThis as unknown as { Deno: DenoApi; URLPattern: UrlPatternClass };
+const FUNCTION_FILE = '_netlify/edge-functions/api.js';
+
+const TYPES: Record<string, string> = {
+  json: 'application/json',
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  hex: 'text/plain',
+  bin: 'application/octet-stream',
+};
+
+function asList(x: string | string[] | undefined): string[] {
+  return x === undefined ? [] : Array.isArray(x) ? x : [x];
+}
+
+async function etagOf(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-1', bytes));
+  return '"' + [...digest].map((b) => b.toString(16).padStart(2, '0')).join('') + '"';
+}
+
+/** The origin: published files of `root` (a real path, ending in '/'). */
+async function origin(root: string, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  let rel: string;
+  try {
+    rel = decodeURIComponent(url.pathname).slice(1);
+  } catch {
+    return new Response('Bad request', { status: 400 });
+  }
+  if (rel === '' || rel.endsWith('/')) rel += 'index.html';
+  let bytes: Uint8Array | undefined;
+  if (!rel.includes('\0')) {
+    try {
+      const abs = await Deno.realPath(root + rel);
+      if (abs.startsWith(root)) bytes = await Deno.readFile(abs);
+    } catch {
+      bytes = undefined;
+    }
+  }
+  if (bytes === undefined) {
+    return new Response(await Deno.readFile(root + '404.html'), { status: 404, headers: { 'Content-Type': TYPES.html! } });
+  }
+  const etag = await etagOf(bytes);
+  const headers = { ETag: etag, 'Content-Type': TYPES[rel.slice(rel.lastIndexOf('.') + 1)] ?? 'application/octet-stream' };
+  if (request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
+  return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers });
+}
+
+async function main(): Promise<void> {
+  const dir = Deno.args[0];
+  if (!dir) throw new Error('usage: netlify-host.ts <tree>');
+  const root = (await Deno.realPath(dir)) + '/';
+  const mod = (await import(new URL(FUNCTION_FILE, 'file://' + root).href)) as EdgeModule;
+  const paths = asList(mod.config?.path).map((p) => new URLPattern({ pathname: p }));
+  const excluded = asList(mod.config?.excludedPath).map((p) => new URLPattern({ pathname: p }));
+  const matches = (url: string) => paths.some((p) => p.test(url)) && !excluded.some((p) => p.test(url));
+
+  const server = Deno.serve(
+    { port: 0, hostname: '127.0.0.1', onListen: ({ port }) => console.log(JSON.stringify({ port })) },
+    async (request) => {
+      if (!matches(request.url)) return origin(root, request);
+      const context: NetlifyContext = { next: (req) => origin(root, req ?? request), site: { url: new URL(request.url).origin } };
+      const result = await mod.default(request, context);
+      if (result instanceof Response) return result;
+      if (result instanceof URL) return origin(root, new Request(result, request));
+      return context.next();
+    },
+  );
+  await server.finished;
+}
+
+await main();
