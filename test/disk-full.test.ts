@@ -84,7 +84,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     const r = run();
     expect(r.status).toBe(1);
     // Besides progress lines, liblmdb prints its own "Write error: …" diagnostic (not ours to silence).
-    const lines = r.stderr.split('\n').filter((l) => l && !/^(scan|txs and blocks|addresses|names): |^Write error: /.test(l));
+    const lines = r.stderr.split('\n').filter((l) => l && !/^(\[\d+\/\d+\] )?(rollback|scan|staging|txs and blocks|addresses|names|site files|manifest): |^Write error: /.test(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks.spill): .*(ENOSPC|EIO)`));
     expect(readFileSync(join(cwd, 'out', MANIFEST_PATH), 'utf8')).toBe(before);
