@@ -16,6 +16,7 @@ import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
 import { checkBlockHead } from '../chain/validate.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
+import { checkedSource } from './checked.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {
@@ -398,13 +399,6 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     return buf;
   };
 
-  const aboveTip = (height: number): Error => {
-    let msg = `${describe}: height ${height} is above the tip of the chain found (height ${tip.height}, ${tip.hash})`;
-    if (missingFiles.length > 0) msg += `; ${describeList(missingFiles)} missing (pruned or incomplete dir)`;
-    if (sel.orphanCount > 0) msg += `; ${sel.orphanCount} block(s) have an unknown parent: ${firstOrphan}`;
-    return new Error(msg);
-  };
-
   /** Yields bodies for a list of tree indices in order with bounded read-ahead. */
   async function* readInOrder(indices: ArrayLike<number>, count: number): AsyncGenerator<{ index: number; raw: Buffer }> {
     const queue: { index: number; p: Promise<Buffer> }[] = [];
@@ -429,7 +423,6 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     }
   }
 
-  let closed = false;
   const source: BlocksDirSource = {
     network,
     description: describe,
@@ -440,17 +433,12 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     tipWork: sel.tipWork,
     tip: async () => tip,
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
-      if (closed) throw new Error(`${describe}: source is closed`);
-      if (!Number.isInteger(height) || height < 0) throw new Error(`${describe}: invalid height ${height}`);
-      if (height > tip.height) throw aboveTip(height);
       let h = from;
       for await (const { index, raw } of readInOrder(sel.main.subarray(from), height + 1 - from)) {
         yield { height: h++, hash: tree.hashHex(index), raw, place: placeOf(index) };
       }
     },
     async hashAt(height: number): Promise<string> {
-      if (!Number.isInteger(height) || height < 0) throw new Error(`${describe}: invalid height ${height}`);
-      if (height > tip.height) throw aboveTip(height);
       return tree.hashHex(sel.main[height]!);
     },
     async scanWork(height: number, from: number) {
@@ -459,8 +447,6 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       return { unit: 'bytes' as const, total };
     },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {
-      if (closed) throw new Error(`${describe}: source is closed`);
-      if (height > tip.height) throw aboveTip(height);
       const side: number[] = [];
       const orphans: number[] = [];
       for (let i = 0; i < tree.size; i++) {
@@ -477,13 +463,16 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       }
     },
     async close() {
-      closed = true;
       const hs = [...handles.values()];
       handles.clear();
       await Promise.all(hs.map((p) => p.then((x) => x.close()).catch(() => undefined)));
     },
   };
-  return source;
+  // Why the chain found may end below the height asked for.
+  const tipNote = (): string =>
+    (missingFiles.length > 0 ? `; ${describeList(missingFiles)} missing (pruned or incomplete dir)` : '') +
+    (sel.orphanCount > 0 ? `; ${sel.orphanCount} block(s) have an unknown parent: ${firstOrphan}` : '');
+  return checkedSource(source, { tipName: 'the tip of the chain found', tipNote });
 }
 
 function describeList(names: string[]): string {
