@@ -15,6 +15,7 @@ import { AUXPOW_VERSION_FLAG, HEADER_SIZE, parseBlock } from '../chain/block.js'
 import { sha256d, toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
 import { checkBlockHead } from '../chain/validate.js';
+import { FileWindow, scanRecords, WINDOW } from './blkdir/records.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
 import { checkedSource } from './checked.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
@@ -52,7 +53,6 @@ export interface BlocksDirSource extends ChainSource {
   readonly tipWork: bigint;
 }
 
-const WINDOW = 64 * 1024;
 const BLK_RE = /^blk(\d+)\.dat$/;
 
 interface BlkFile {
@@ -60,49 +60,6 @@ interface BlkFile {
   num: number;
   path: string;
   size: number;
-}
-
-/** Windowed, XOR-decoding positional reader over one file (pass 1). */
-class WindowReader {
-  private win = Buffer.alloc(0);
-  private winStart = 0;
-  bytesRead = 0;
-
-  constructor(
-    private readonly fh: FileHandle,
-    readonly size: number,
-    private readonly key: Uint8Array | undefined,
-  ) {}
-
-  /** Ensures [pos, pos+n) is in the window (n <= WINDOW, clipped at EOF) and returns the window. */
-  async at(pos: number, n: number): Promise<{ buf: Buffer; start: number }> {
-    const end = Math.min(pos + n, this.size);
-    if (pos < this.winStart || end > this.winStart + this.win.length) {
-      const len = Math.min(WINDOW, this.size - pos);
-      const buf = Buffer.allocUnsafe(len);
-      const { bytesRead } = await this.fh.read(buf, 0, len, pos);
-      this.bytesRead += bytesRead;
-      this.win = buf.subarray(0, bytesRead);
-      this.winStart = pos;
-      xorObfuscate(this.win, pos, this.key);
-    }
-    return { buf: this.win, start: this.winStart };
-  }
-
-  /**
-   * Whether byte k of a window that starts at file offset `start` is zero on
-   * disk. Core ≥ 28 pre-allocates blk files with raw zeros that never went
-   * through the XOR stream, so padding is tested before decoding.
-   */
-  rawZero(buf: Buffer, start: number, k: number): boolean {
-    return buf[k] === (this.key ? this.key[(start + k) % 8]! : 0);
-  }
-
-  /** Whether bytes [k, k+n) of the window (clipped at its end) are all zero on disk. */
-  rawZeros(buf: Buffer, start: number, k: number, n: number): boolean {
-    for (let i = k, end = Math.min(k + n, buf.length); i < end; i++) if (!this.rawZero(buf, start, i)) return false;
-    return true;
-  }
 }
 
 /**
@@ -116,7 +73,6 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const readAheadBytes = opts.readAheadBytes ?? 64 * 1024 * 1024;
   const maxBlockSize = opts.maxBlockSize ?? 32 * 1024 * 1024;
   const magic = Buffer.from(network.magic, 'hex');
-  const magicU32 = magic.readUInt32LE(0);
   const warnings: string[] = [];
   // Headers that fail their own proof of work (damaged): kept out of the chain, reported by the validating wrapper.
   const rejected: RejectedBlock[] = [];
@@ -188,52 +144,12 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     const f = files[fi]!;
     const fh = await open(f.path, 'r');
     try {
-      const r = new WindowReader(fh, f.size, key);
-      /** Next offset >= from where the magic starts, or EOF; also the end of non-zero data before it. */
-      const scanForMagic = async (from: number): Promise<{ next: number; dataEnd: number }> => {
-        let pos = from;
-        let dataEnd = from;
-        while (pos < f.size) {
-          const { buf, start } = await r.at(pos, WINDOW);
-          const rel = pos - start;
-          const found = buf.indexOf(magic, rel);
-          const stop = found === -1 ? buf.length : found;
-          for (let k = stop - 1; k >= rel; k--) {
-            if (!r.rawZero(buf, start, k)) {
-              dataEnd = Math.max(dataEnd, start + k + 1);
-              break;
-            }
-          }
-          if (found !== -1) return { next: start + found, dataEnd: start + found };
-          if (start + buf.length >= f.size) break;
-          pos = start + buf.length - (magic.length - 1); // overlap so a magic across windows is found
-          if (pos <= from) pos = from + 1;
-        }
-        return { next: f.size, dataEnd };
-      };
-
-      let pos = 0;
-      while (pos < f.size) {
-        const { buf, start } = await r.at(pos, 8 + HEADER_SIZE);
-        const rel = pos - start;
-        const avail = buf.length - rel;
-        // A key that shares bytes with the magic decodes raw zeros into it: 8 raw zero bytes are padding, not a record.
-        if (avail >= 4 && buf.readUInt32LE(rel) === magicU32 && !r.rawZeros(buf, start, rel, 8)) {
-          const len = avail >= 8 ? buf.readUInt32LE(rel + 4) : -1;
-          let bad: string | undefined;
-          if (len < 0) bad = 'record header cut off at end of file';
-          else if (len < HEADER_SIZE) bad = `record length ${len} is below ${HEADER_SIZE}`;
-          else if (len > maxBlockSize) bad = `record length ${len} is above ${maxBlockSize}`;
-          else if (pos + 8 + len > f.size) bad = `record of ${len} bytes truncated by end of file (${f.size - pos - 8} left)`;
-          else if (avail >= 12 && buf.readUInt32LE(rel + 8) === magicU32) bad = 'record body starts with the magic again (interrupted write)';
-          if (bad !== undefined) {
-            const { next, dataEnd } = await scanForMagic(pos + 1);
-            skipped(f, pos, Math.max(dataEnd, Math.min(pos + 8, f.size)), bad);
-            pos = next;
-            continue;
-          }
+      const r = new FileWindow(fh, f.size, key);
+      await scanRecords(r, { magic, networkName: network.name, maxBlockSize }, {
+        skipped: (from, to, why) => skipped(f, from, to, why),
+        record: async (pos, len, hdr) => {
           stats.records++;
-          let header = buf.subarray(rel + 8, rel + 8 + HEADER_SIZE);
+          let header = hdr;
           // A merge-mined header's proof of work is the AuxPoW after it: check it with the record in the window.
           let head = header;
           if (network.auxpow && header.readUInt32LE(0) & AUXPOW_VERSION_FLAG) {
@@ -253,8 +169,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
               rejectedPrev.push(Buffer.from(header.subarray(4, 36)));
             }
             rejectedHashes.add(hash);
-            pos += 8 + len;
-            continue;
+            return;
           }
           const { index, isNew } = tree.add(header, headerHash);
           if (isNew) {
@@ -280,32 +195,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
               `${f.name} offset ${pos}: duplicate copy of block ${tree.hashHex(index)} (first at ${first.name} offset ${posOf[index]! - 8}); counted once`,
             );
           }
-          pos += 8 + len;
-        } else if (r.rawZero(buf, start, rel)) {
-          // Zero padding (pre-allocated file tail, raw zeros on disk even with xor.dat): skip silently.
-          let p = pos;
-          for (;;) {
-            const w = await r.at(p, WINDOW);
-            let k = p - w.start;
-            while (k < w.buf.length && r.rawZero(w.buf, w.start, k)) {
-              // A key byte equal to the magic's makes a record's first raw bytes zero: stop at its magic.
-              if (w.buf[k] === magic[0]) {
-                if (k + 8 > w.buf.length && w.start + w.buf.length < f.size) break; // header may straddle: re-read from here
-                if (k + 4 <= w.buf.length && w.buf.readUInt32LE(k) === magicU32 && !r.rawZeros(w.buf, w.start, k, 8)) break;
-              }
-              k++;
-            }
-            p = w.start + k;
-            if (k < w.buf.length || p >= f.size) break;
-          }
-          if (p >= f.size) break;
-          pos = p; // magic or junk: handled by the next round
-        } else {
-          const { next, dataEnd } = await scanForMagic(pos + 1);
-          skipped(f, pos, dataEnd, `no ${network.name} magic ${network.magic}`);
-          pos = next;
-        }
-      }
+        },
+      });
       stats.bytesRead += r.bytesRead;
     } finally {
       await fh.close();
