@@ -8,17 +8,17 @@
  * cumulative work (see chain-select.ts). Block bodies are read lazily, in
  * height order with a read-ahead window, and checked against the header hash.
  */
-import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { xorObfuscate } from '../chain/blkfile.js';
-import { AUXPOW_VERSION_FLAG, HEADER_SIZE, parseBlock } from '../chain/block.js';
-import { sha256d, toDisplayHex } from '../chain/hash.js';
+import { parseBlock } from '../chain/block.js';
+import { toDisplayHex } from '../chain/hash.js';
 import type { Network } from '../chain/networks.js';
-import { checkBlockHead } from '../chain/validate.js';
-import { FileWindow, scanRecords, WINDOW } from './blkdir/records.js';
-import { HeaderTree, KIND_MAIN, KIND_SIDE } from './chain-select.js';
+import { BodyReader, blkFiles } from './blkdir/bodies.js';
+import { HeaderIndex } from './blkdir/headers.js';
+import { FileWindow } from './blkdir/records.js';
+import { KIND_MAIN, KIND_SIDE, type HeaderTree } from './chain-select.js';
 import { checkedSource } from './checked.js';
-import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
+import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {
   /** Blocks read ahead of the consumer in mainChain() (default 16). */
@@ -72,12 +72,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   const readAhead = Math.max(1, opts.readAhead ?? 16);
   const readAheadBytes = opts.readAheadBytes ?? 64 * 1024 * 1024;
   const maxBlockSize = opts.maxBlockSize ?? 32 * 1024 * 1024;
-  const magic = Buffer.from(network.magic, 'hex');
   const warnings: string[] = [];
-  // Headers that fail their own proof of work (damaged): kept out of the chain, reported by the validating wrapper.
-  const rejected: RejectedBlock[] = [];
-  const rejectedPrev: Buffer[] = [];
-  const rejectedHashes = new Set<string>();
 
   let entries: string[];
   try {
@@ -118,10 +113,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   }
 
   // ---- pass 1: headers + positions ----
-  const tree = new HeaderTree(1024);
-  let fileOf = new Uint16Array(1024);
-  let posOf = new Float64Array(1024); // data offset (after the 8-byte record header)
-  let lenOf = new Uint32Array(1024);
+  const index = new HeaderIndex(network, files.map((f) => f.name), warnings, maxBlockSize);
+  const { tree, rejected } = index;
   const stats: ScanStats = {
     files: files.length,
     records: 0,
@@ -145,58 +138,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     const fh = await open(f.path, 'r');
     try {
       const r = new FileWindow(fh, f.size, key);
-      await scanRecords(r, { magic, networkName: network.name, maxBlockSize }, {
-        skipped: (from, to, why) => skipped(f, from, to, why),
-        record: async (pos, len, hdr) => {
-          stats.records++;
-          let header = hdr;
-          // A merge-mined header's proof of work is the AuxPoW after it: check it with the record in the window.
-          let head = header;
-          if (network.auxpow && header.readUInt32LE(0) & AUXPOW_VERSION_FLAG) {
-            const w = await r.at(pos, Math.min(8 + len, WINDOW));
-            const wrel = pos - w.start;
-            head = w.buf.subarray(wrel + 8, Math.min(w.buf.length, wrel + 8 + len));
-            header = head.subarray(0, HEADER_SIZE);
-          }
-          const checked = checkBlockHead(head, network);
-          const headerHash = checked.hash;
-          // (an AuxPoW longer than the window is checked when the block is read)
-          const invalid = checked.invalid?.kind === 'malformed' && head.length < len ? undefined : checked.invalid;
-          if (invalid) {
-            const hash = toDisplayHex(headerHash);
-            if (!rejectedHashes.has(hash)) {
-              rejected.push({ hash, height: undefined, place: { file: f.name, offset: pos + 8 }, invalid });
-              rejectedPrev.push(Buffer.from(header.subarray(4, 36)));
-            }
-            rejectedHashes.add(hash);
-            return;
-          }
-          const { index, isNew } = tree.add(header, headerHash);
-          if (isNew) {
-            if (index >= fileOf.length) {
-              const cap = fileOf.length * 2;
-              const a = new Uint16Array(cap);
-              a.set(fileOf);
-              fileOf = a;
-              const b = new Float64Array(cap);
-              b.set(posOf);
-              posOf = b;
-              const c = new Uint32Array(cap);
-              c.set(lenOf);
-              lenOf = c;
-            }
-            fileOf[index] = fi;
-            posOf[index] = pos + 8;
-            lenOf[index] = len;
-          } else {
-            stats.duplicates++;
-            const first = files[fileOf[index]!]!;
-            warnings.push(
-              `${f.name} offset ${pos}: duplicate copy of block ${tree.hashHex(index)} (first at ${first.name} offset ${posOf[index]! - 8}); counted once`,
-            );
-          }
-        },
-      });
+      await index.addFile(fi, r, (from, to, why) => skipped(f, from, to, why));
       stats.bytesRead += r.bytesRead;
     } finally {
       await fh.close();
@@ -204,12 +146,23 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     opts.onProgress?.({ file: f.name, files: files.length, done: fi + 1, headers: tree.size });
   }
   stats.headers = tree.size;
+  stats.records = index.records;
+  stats.duplicates = index.duplicates;
 
-  const sel = tree.select(network.genesis);
+  const sel = index.select();
   stats.ms = performance.now() - t0;
-  stats.indexBytes = tree.byteSize + fileOf.byteLength + posOf.byteLength + lenOf.byteLength + sel.height.byteLength + sel.kind.byteLength + sel.main.byteLength;
+  stats.indexBytes = index.byteSize + sel.height.byteLength + sel.kind.byteLength + sel.main.byteLength;
 
   const describe = `blocks dir ${dir}`;
+  const bodyIndex = {
+    fileNames: index.fileNames,
+    fileOf: index.fileOf,
+    posOf: index.posOf,
+    lenOf: index.lenOf,
+    hash: (i: number) => tree.hash(i),
+    hashHex: (i: number) => tree.hashHex(i),
+  };
+  const bodies = new BodyReader(blkFiles(files.map((f) => f.path)), bodyIndex, key, { blocks: readAhead, bytes: readAheadBytes });
 
   if (sel.genesis === -1) {
     if (tree.size === 0) {
@@ -217,7 +170,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     }
     let msg = `${describe}: the ${network.name} genesis block ${network.genesis} is not in the blk files`;
     if (missingFiles.length > 0) {
-      const hint = await lowestHeightHint(tree, files, fileOf, posOf, lenOf, key, network);
+      const hint = await lowestHeightHint(tree, bodies, (i) => index.placeOf(i), network);
+      await bodies.close();
       msg += `; ${describeList(missingFiles)} missing (files start at ${files[0]!.name}: a pruned node?), so `;
       msg +=
         hint.height !== undefined
@@ -236,11 +190,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   if (missingFiles.length > 0) {
     warnings.push(`${describe}: ${describeList(missingFiles)} missing; the chain from genesis reaches height ${tip.height}`);
   }
-  rejected.forEach((r, k) => {
-    const parent = tree.indexOf(rejectedPrev[k]!);
-    if (parent !== -1 && sel.height[parent]! >= 0) r.height = sel.height[parent]! + 1;
-  });
-  const placeOf = (i: number): BlockPlace => ({ file: files[fileOf[i]!]!.name, offset: posOf[i]! });
+  const placeOf = (i: number): BlockPlace => index.placeOf(i);
   let firstOrphan = '';
   if (sel.orphanCount > 0) {
     // Loud: in a node's blocks dir every stored block connects, so this is missing or damaged data.
@@ -251,67 +201,6 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     warnings.push(
       `${describe}: ${sel.orphanCount} block(s) with an unknown parent (orphans) do not connect to the chain from genesis, so the chain found ends at height ${tip.height}; ${firstOrphan}`,
     );
-  }
-
-  // ---- pass 2: lazy body reads ----
-  const handles = new Map<number, Promise<FileHandle>>();
-  const handle = (fi: number): Promise<FileHandle> => {
-    let h = handles.get(fi);
-    if (!h) {
-      if (handles.size >= 16) {
-        const [oldest, oh] = handles.entries().next().value as [number, Promise<FileHandle>];
-        handles.delete(oldest);
-        void oh.then((x) => x.close()).catch(() => undefined);
-      }
-      h = open(files[fi]!.path, 'r');
-      handles.set(fi, h);
-    } else {
-      handles.delete(fi); // LRU: move to the end
-      handles.set(fi, h);
-    }
-    return h;
-  };
-
-  const readBody = async (i: number): Promise<Buffer> => {
-    const f = files[fileOf[i]!]!;
-    const pos = posOf[i]!;
-    const len = lenOf[i]!;
-    const buf = Buffer.allocUnsafe(len);
-    const fh = await handle(fileOf[i]!);
-    const { bytesRead } = await fh.read(buf, 0, len, pos);
-    if (bytesRead !== len) {
-      throw new Error(`${f.name} offset ${pos - 8}: block ${tree.hashHex(i)} cut short (${bytesRead} of ${len} bytes; file changed since the scan?)`);
-    }
-    xorObfuscate(buf, pos, key);
-    const h = sha256d(buf.subarray(0, HEADER_SIZE));
-    if (!h.equals(tree.hash(i))) {
-      throw new Error(`${f.name} offset ${pos - 8}: expected block ${tree.hashHex(i)}, read ${toDisplayHex(h)} (file changed since the scan?)`);
-    }
-    return buf;
-  };
-
-  /** Yields bodies for a list of tree indices in order with bounded read-ahead. */
-  async function* readInOrder(indices: ArrayLike<number>, count: number): AsyncGenerator<{ index: number; raw: Buffer }> {
-    const queue: { index: number; p: Promise<Buffer> }[] = [];
-    let next = 0;
-    let queuedBytes = 0;
-    const fill = (): void => {
-      while (next < count && queue.length < readAhead && (queue.length === 0 || queuedBytes + lenOf[indices[next]!]! <= readAheadBytes)) {
-        const index = indices[next++]!;
-        const p = readBody(index);
-        p.catch(() => undefined); // surfaced when awaited
-        queue.push({ index, p });
-        queuedBytes += lenOf[index]!;
-      }
-    };
-    fill();
-    while (queue.length > 0) {
-      const item = queue.shift()!;
-      const raw = await item.p;
-      queuedBytes -= lenOf[item.index]!;
-      fill();
-      yield { index: item.index, raw };
-    }
   }
 
   const source: BlocksDirSource = {
@@ -325,7 +214,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     tip: async () => tip,
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       let h = from;
-      for await (const { index, raw } of readInOrder(sel.main.subarray(from), height + 1 - from)) {
+      for await (const { index, raw } of bodies.inOrder(sel.main.subarray(from), height + 1 - from)) {
         yield { height: h++, hash: tree.hashHex(index), raw, place: placeOf(index) };
       }
     },
@@ -334,7 +223,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     },
     async scanWork(height: number, from: number) {
       let total = 0;
-      for (let h = from; h <= Math.min(height, tip.height); h++) total += lenOf[sel.main[h]!]!;
+      for (let h = from; h <= Math.min(height, tip.height); h++) total += index.lenOf[sel.main[h]!]!;
       return { unit: 'bytes' as const, total };
     },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {
@@ -346,18 +235,14 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
         } else if (sel.kind[i] !== KIND_MAIN) orphans.push(i);
       }
       side.sort((a, b) => sel.height[a]! - sel.height[b]! || a - b);
-      for await (const { index, raw } of readInOrder(side, side.length)) {
+      for await (const { index, raw } of bodies.inOrder(side, side.length)) {
         yield { kind: 'side', hash: tree.hashHex(index), height: sel.height[index]!, raw, place: placeOf(index) };
       }
-      for await (const { index, raw } of readInOrder(orphans, orphans.length)) {
+      for await (const { index, raw } of bodies.inOrder(orphans, orphans.length)) {
         yield { kind: 'orphan', hash: tree.hashHex(index), height: undefined, raw, place: placeOf(index) };
       }
     },
-    async close() {
-      const hs = [...handles.values()];
-      handles.clear();
-      await Promise.all(hs.map((p) => p.then((x) => x.close()).catch(() => undefined)));
-    },
+    close: () => bodies.close(),
   };
   // Why the chain found may end below the height asked for.
   const tipNote = (): string =>
@@ -378,11 +263,8 @@ function describeList(names: string[]): string {
  */
 async function lowestHeightHint(
   tree: HeaderTree,
-  files: BlkFile[],
-  fileOf: Uint16Array,
-  posOf: Float64Array,
-  lenOf: Uint32Array,
-  key: Uint8Array | undefined,
+  bodies: BodyReader,
+  placeOf: (i: number) => BlockPlace,
   network: Network,
 ): Promise<{ hash: string; where: string; height: number | undefined }> {
   let root = 0;
@@ -392,29 +274,21 @@ async function lowestHeightHint(
       break;
     }
   }
-  const f = files[fileOf[root]!]!;
-  const out = { hash: tree.hashHex(root), where: `${f.name} offset ${posOf[root]! - 8}`, height: undefined as number | undefined };
+  const at = placeOf(root);
+  const out = { hash: tree.hashHex(root), where: `${at.file} offset ${at.offset - 8}`, height: undefined as number | undefined };
   try {
-    const fh = await open(f.path, 'r');
-    try {
-      const buf = Buffer.alloc(lenOf[root]!);
-      await fh.read(buf, 0, buf.length, posOf[root]!);
-      xorObfuscate(buf, posOf[root]!, key);
-      const block = parseBlock(buf, { auxpow: network.auxpow });
-      const script = block.txs[0]?.inputs[0]?.script;
-      if (block.header.version < 2 || !script || script.length < 2) return out;
-      const n = script[0]!;
-      if (n >= 0x51 && n <= 0x60) {
-        out.height = n - 0x50; // OP_1..OP_16
-        return out;
-      }
-      if (n < 1 || n > 8 || script.length < 1 + n) return out;
-      let h = 0;
-      for (let k = n; k >= 1; k--) h = h * 256 + script[k]!;
-      if (h > 0) out.height = h;
-    } finally {
-      await fh.close();
+    const block = parseBlock(await bodies.read(root), { auxpow: network.auxpow });
+    const script = block.txs[0]?.inputs[0]?.script;
+    if (block.header.version < 2 || !script || script.length < 2) return out;
+    const n = script[0]!;
+    if (n >= 0x51 && n <= 0x60) {
+      out.height = n - 0x50; // OP_1..OP_16
+      return out;
     }
+    if (n < 1 || n > 8 || script.length < 1 + n) return out;
+    let h = 0;
+    for (let k = n; k >= 1; k--) h = h * 256 + script[k]!;
+    if (h > 0) out.height = h;
   } catch {
     // the hint is best effort
   }
