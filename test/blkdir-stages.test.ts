@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_SHARED)('blocks dir stages on buffers', () => {
     got.forEach((raw, h) => expect(raw.equals(main[h]!)).toBe(true));
 
     const damaged = files.map((f) => Buffer.from(f));
-    damaged[0]![8 + 10] ^= 0xff; // a header byte of block 50
+    damaged[0]![8 + 10]! ^= 0xff; // a header byte of block 50
     const bad = new BodyReader(memoryBytes(damaged), bodyIndex, KEY, { blocks: 4, bytes: 2000 });
     await expect(bad.read(sel.main[50]!)).rejects.toThrow(new RegExp(`^blk00000\\.dat offset 0: expected block ${blockId(main[50]!)}, read [0-9a-f]{64} \\(file changed since the scan\\?\\)$`));
     const short = new BodyReader(memoryBytes([files[0]!.subarray(0, 100), files[1]!]), bodyIndex, KEY, { blocks: 4, bytes: 2000 });
