@@ -1,5 +1,6 @@
 import { parseHeader } from '../chain/block.js';
 import type { Network } from '../chain/networks.js';
+import { checkedSource } from './checked.js';
 import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
 export interface MemoryBlock {
@@ -20,7 +21,7 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
     throw new Error(`${description}: first block ${mainHashes[0] ?? '(none)'} is not the ${network.name} genesis ${network.genesis}`);
   }
   const tipHeight = main.length - 1;
-  return {
+  return checkedSource({
     network,
     description,
     warnings: [],
@@ -28,7 +29,6 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
       return { height: tipHeight, hash: mainHashes[tipHeight]! };
     },
     async *mainChain(height: number, from = 0): AsyncIterable<SourceBlock> {
-      if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
       for (let h = from; h <= height; h++) yield { height: h, hash: mainHashes[h]!, raw: main[h]!.raw };
     },
     async scanWork(height: number, from: number) {
@@ -37,7 +37,6 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
       return { unit: 'bytes' as const, total };
     },
     async hashAt(height: number): Promise<string> {
-      if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
       return mainHashes[height]!;
     },
     async *offChain(height: number): AsyncIterable<OffChainBlock> {
@@ -48,5 +47,5 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
       }
     },
     async close(): Promise<void> {},
-  };
+  });
 }
