@@ -21,7 +21,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WITH_FLAGS, decodeNamePathBytes } from '../src/site/layout.js';
+import { WITH_FLAGS, decodeNamePathBytes } from '../src/contract/layout.js';
 import { startServer } from '../src/serve/server.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);

@@ -7,7 +7,7 @@ import { getNetwork } from './chain/networks.js';
 import { IoError } from './index/io-error.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
 import { demoSource } from './site/demo-source.js';
-import { HOSTS, type HostName } from './site/hosts/index.js';
+import { HOSTS, type HostName } from './hosts/index.js';
 import { Progress } from './site/progress.js';
 import { checkTargets } from './site/publish.js';
 import { openSource } from './source/index.js';

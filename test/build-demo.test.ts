@@ -7,7 +7,7 @@ import { sha256d } from '../src/chain/hash.js';
 import { rootFromBranch } from '../src/chain/merkle.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { demoSource } from '../src/site/demo-source.js';
-import { ALL_NAME_VARIANTS, MANIFEST_PATH, namePath, variantKey } from '../src/site/layout.js';
+import { ALL_NAME_VARIANTS, MANIFEST_PATH, namePath, variantKey } from '../src/contract/layout.js';
 
 const DEPTH = 30; // namecoin-regtest name expiration depth
 const FIELDS = ['block', 'height', 'tx_idx', 'rawtx', 'mrkl_branch'] as const;

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE } from '../src/site/publish.js';
 import { verifySnapshot } from '../src/site/verify.js';
 

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
 import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';

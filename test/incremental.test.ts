@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { verifySnapshot } from '../src/site/verify.js';
 import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 import { scenario } from './chains.js';

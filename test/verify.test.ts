@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/site/layout.js';
+import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/contract/layout.js';
 import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/site/verify.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -21,7 +21,7 @@ import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
 import { validatedSource, type InvalidBlock } from '../source/validated.js';
-import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
+import { HOSTS, hostFiles, type HostName } from '../hosts/index.js';
 import { uiFiles } from './ui/index.js';
 import { contractFiles } from './contract.js';
 import {
@@ -36,7 +36,7 @@ import {
   namePathEncoded,
   txPath,
   type SiteInfo,
-} from './layout.js';
+} from '../contract/layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
 import { linkTree } from './staging.js';

@@ -37,7 +37,7 @@ import {
   txPath,
   variantFromKey,
   variantKey,
-} from './layout.js';
+} from '../contract/layout.js';
 
 export interface VerifyProblem {
   /** Path below the snapshot dir ('/'-separated) the problem is about. */

@@ -9,9 +9,9 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** `src/` or `dist/`: the root the module paths below are relative to. */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const EDGE_ENTRY = 'serve/edge.js';
+export const EDGE_ENTRY = 'hosts/edge.js';
 
 type Transpile = (source: string, fileName: string) => string;
 

@@ -22,7 +22,7 @@ import {
   STATS_PATH,
   type BinExt,
   type SiteInfo,
-} from '../site/layout.js';
+} from './layout.js';
 
 export const CONTENT_TYPES = {
   json: 'application/json; charset=utf-8',

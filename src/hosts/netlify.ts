@@ -7,7 +7,7 @@
  */
 import { EDGE_ENTRY } from './ship.js';
 import { headersFile, libFiles } from './common.js';
-import type { SiteInfo } from '../layout.js';
+import type { SiteInfo } from '../contract/layout.js';
 
 export const NETLIFY_DIR = '_netlify';
 export const NETLIFY_FUNCTION = `${NETLIFY_DIR}/edge-functions/api.js`;

@@ -4,8 +4,8 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../layout.js';
-import { BAD_REQUEST, URI_TOO_LONG } from '../../serve/router.js';
+import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../contract/layout.js';
+import { BAD_REQUEST, URI_TOO_LONG } from '../contract/router.js';
 import { cloudflareFiles } from './cloudflare.js';
 import { netlifyFiles } from './netlify.js';
 import { nginxConfig } from './nginx.js';

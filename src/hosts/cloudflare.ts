@@ -5,7 +5,7 @@
  */
 import { EDGE_ENTRY } from './ship.js';
 import { headersFile, libFiles } from './common.js';
-import type { SiteInfo } from '../layout.js';
+import type { SiteInfo } from '../contract/layout.js';
 
 export const CLOUDFLARE_WORKER = '_worker.js/index.js';
 
