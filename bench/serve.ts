@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   let tmp: string | undefined;
   if (!dir) {
     const { buildSnapshot } = await import('../src/site/build.js');
-    const { demoSource } = await import('../src/site/demo-source.js');
+    const { demoSource } = await import('../src/source/demo.js');
     const { Progress } = await import('../src/site/progress.js');
     tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
     dir = join(tmp, 'out');

@@ -42,7 +42,7 @@ import {
   type SiteInfo,
 } from '../src/contract/layout.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
+import { demoSource } from '../src/source/demo.js';
 import { Progress } from '../src/site/progress.js';
 import { nginxConfig } from '../src/hosts/nginx.js';
 import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';

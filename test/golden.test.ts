@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
+import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';

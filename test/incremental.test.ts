@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';

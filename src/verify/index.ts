@@ -90,18 +90,6 @@ type Obj = Record<string, unknown>;
 const HEX64 = /^[0-9a-f]{64}$/;
 const ZERO_HASH = '0'.repeat(64);
 const COINBASE_N = 0xffffffff;
-/**
- * The manifest orders the verifier recognizes (either proves the paths distinct while streaming):
- * sorted by path, or grouped by FNV-1a(path) mod 64 and sorted within each group. Any other order
- * is not a problem, it only makes the stray-file check hold the listed paths in memory.
- */
-const MANIFEST_GROUPS = 64;
-
-function fnvGroup(key: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-  return (h >>> 0) % MANIFEST_GROUPS;
-}
 const CAPPED = /^Too many outputs for this address \((\d+)\)$/;
 
 function isObj(v: unknown): v is Obj {
@@ -454,8 +442,6 @@ class Verifier {
       return { canonical: false };
     }
     let sorted = true;
-    let grouped = true;
-    let prevGroup = -1;
     let prevPath = '';
     let lineNo = 0;
     const lines = createInterface({ input: createReadStream(this.abs(MANIFEST_PATH)), crlfDelay: Infinity });
@@ -467,15 +453,13 @@ class Verifier {
       const m = /^([0-9a-f]{64}) (\d+) (.+)$/.exec(line);
       if (!m) {
         this.problem(MANIFEST_PATH, `line ${lineNo} is not "<sha256> <size> <path>": ${JSON.stringify(line.slice(0, 200))}`);
-        sorted = grouped = false;
+        sorted = false;
         continue;
       }
       const [, sha, sizeText, rel] = m as unknown as [string, string, string, string];
-      // Out of a known order, the stray-file check takes the slow path, which also names duplicates.
-      const group = fnvGroup(rel);
+      // Unsorted (the writer sorts by path), the stray-file check takes the slow path, which also
+      // names duplicates.
       if (rel <= prevPath) sorted = false;
-      if (group < prevGroup || (group === prevGroup && rel <= prevPath)) grouped = false;
-      prevGroup = group;
       prevPath = rel;
       if (rel === MANIFEST_PATH) {
         this.problem(MANIFEST_PATH, 'lists itself');
@@ -488,7 +472,7 @@ class Verifier {
       this.checkFile(rel, sha, Number(sizeText));
     }
     this.onProgress?.('files', lineNo, total);
-    return { canonical: sorted || grouped };
+    return { canonical: sorted };
   }
 
   private checkFile(rel: string, sha: string, size: number): void {
