@@ -6,7 +6,7 @@
  * path can at worst name a file that does not exist: every file path it returns is built from
  * the canonical charset `[A-Za-z0-9._~-]` and `/`, with no dot-leading segments.
  */
-import { nameBytesToText } from '../chain/names.js';
+import { nameBytesToText } from '../chain/name-text.js';
 import { NETWORKS, type NetworkName } from '../chain/networks.js';
 import { canonicalAddress, type AddressParams } from './address.js';
 import {
