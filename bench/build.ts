@@ -12,7 +12,7 @@ import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
 import { generateChain } from '../src/chain/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 
 const HERE = fileURLToPath(import.meta.url);

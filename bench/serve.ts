@@ -21,7 +21,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WITH_FLAGS, decodeNamePathBytes } from '../src/site/layout.js';
+import { WITH_FLAGS, decodeNamePathBytes } from '../src/contract/layout.js';
 import { startServer } from '../src/serve/server.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   let tmp: string | undefined;
   if (!dir) {
     const { buildSnapshot } = await import('../src/site/build.js');
-    const { demoSource } = await import('../src/site/demo-source.js');
+    const { demoSource } = await import('../src/source/demo.js');
     const { Progress } = await import('../src/site/progress.js');
     tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
     dir = join(tmp, 'out');

@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SITE_INFO_PATH } from './site/layout.js';
+import { SITE_INFO_PATH } from './contract/layout.js';
 
 /** A decimal whole number ≥ 0 (digits only, at most 2^53 − 1). */
 export function wholeNumber(option: string, value: unknown, example: string): number {

@@ -6,15 +6,15 @@ import { hideBin } from 'yargs/helpers';
 import { getNetwork } from './chain/networks.js';
 import { IoError } from './index/io-error.js';
 import { buildSnapshot, type BuildReport } from './site/build.js';
-import { demoSource } from './site/demo-source.js';
-import { HOSTS, type HostName } from './site/hosts/index.js';
+import { demoSource } from './source/demo.js';
+import { HOSTS, type HostName } from './hosts/index.js';
 import { Progress } from './site/progress.js';
-import { checkTargets } from './site/publish.js';
+import { checkTargets } from './publish/publish.js';
 import { openSource } from './source/index.js';
 import type { ChainSource } from './source/types.js';
 import { port, snapshotDir, wholeNumber } from './cli-args.js';
 import { serveUntilSignal } from './serve/server.js';
-import { formatVerifyReport, verifySnapshot } from './site/verify.js';
+import { formatVerifyReport, verifySnapshot } from './verify/index.js';
 
 function printReport(r: BuildReport, out: string): void {
   const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';

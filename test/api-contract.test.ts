@@ -17,11 +17,11 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { contractFiles } from '../src/site/contract.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH, SITE_INFO_PATH, WITH_FLAGS, variantFromKey, type SiteInfo } from '../src/site/layout.js';
-import { makeRouterSite, route } from '../src/serve/router.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { contractFiles } from '../src/publish/openapi.js';
+import { demoSource } from '../src/source/demo.js';
+import { MANIFEST_PATH, SITE_INFO_PATH, WITH_FLAGS, variantFromKey, type SiteInfo } from '../src/contract/layout.js';
+import { makeRouterSite, route } from '../src/contract/router.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
 import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';
 

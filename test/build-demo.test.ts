@@ -6,8 +6,8 @@ import { demoChain, DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT } from '.
 import { sha256d } from '../src/chain/hash.js';
 import { rootFromBranch } from '../src/chain/merkle.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { ALL_NAME_VARIANTS, MANIFEST_PATH, namePath, variantKey } from '../src/site/layout.js';
+import { demoSource } from '../src/source/demo.js';
+import { ALL_NAME_VARIANTS, MANIFEST_PATH, namePath, variantKey } from '../src/contract/layout.js';
 
 const DEPTH = 30; // namecoin-regtest name expiration depth
 const FIELDS = ['block', 'height', 'tx_idx', 'rawtx', 'mrkl_branch'] as const;

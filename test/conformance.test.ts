@@ -40,13 +40,13 @@ import {
   variantKey,
   type NameVariant,
   type SiteInfo,
-} from '../src/site/layout.js';
+} from '../src/contract/layout.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
+import { demoSource } from '../src/source/demo.js';
 import { Progress } from '../src/site/progress.js';
-import { nginxConfig } from '../src/site/hosts/nginx.js';
-import { CLOUDFLARE_WORKER } from '../src/site/hosts/cloudflare.js';
-import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/site/hosts/netlify.js';
+import { nginxConfig } from '../src/hosts/nginx.js';
+import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
+import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { writeTestTree, type TestTree } from './site-tree.js';
 import { keepAliveRequest, rawRequest, type RawResponse } from './http-raw.js';
@@ -265,7 +265,7 @@ function buildTable(t: Tree): Row[] {
   }
   const firstName = t.names[0] ? encodeNamePath(t.names[0]) : 'd/x';
   for (const p of ['/_site.json', '/_manifest.json', '/404.html', '/errors/tx.json', '/errors/bad-request.json', `/v/history/name/${firstName}.json`, `/${NETLIFY_FUNCTION}`,
-    `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/serve/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
+    `/${CLOUDFLARE_WORKER}`, '/_worker.js/lib/contract/router.js', '/_netlify/lib/site-info.js', '/nginx.conf', '/_headers', '/nope', '/assets/nope.js', '/assets/', '/.hidden',
     '/stats.json/x', '/%73tats.json2', '/tx', '/name', '/address', '/block/']) {
     err(p, 404, 'Not found.');
   }

@@ -14,7 +14,7 @@ import { parseBlock } from '../src/chain/block.js';
 import { sha256d } from '../src/chain/hash.js';
 import { NETWORKS, type Network } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
 import { mulberry32 } from './chains.js';

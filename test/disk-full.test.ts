@@ -8,10 +8,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
-import { MARKER_FILE } from '../src/site/publish.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { demoSource } from '../src/source/demo.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { MARKER_FILE } from '../src/publish/publish.js';
+import { verifySnapshot } from '../src/verify/index.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = pathToFileURL(join(REPO, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;

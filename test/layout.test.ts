@@ -14,8 +14,8 @@ import {
   txPath,
   variantFromQuery,
   variantKey,
-} from '../src/site/layout.js';
-import { sha256, toHex } from '../src/serve/sha256.js';
+} from '../src/contract/layout.js';
+import { sha256, toHex } from '../src/contract/sha256.js';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const long = Buffer.alloc(255, 'a');

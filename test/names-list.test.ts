@@ -11,8 +11,8 @@ import { ChainBuilder } from '../src/chain/builder/chain.js';
 import { DEMO_NAME_OPS, DEMO_TIP_HEIGHT } from '../src/chain/demo.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { NAMES_PATH, encodeNamePath, namePathEncoded, variantFromQuery } from '../src/site/layout.js';
+import { demoSource } from '../src/source/demo.js';
+import { NAMES_PATH, encodeNamePath, namePathEncoded, variantFromQuery } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 
 const DEPTH = 30; // namecoin-regtest name expiration depth

@@ -79,7 +79,7 @@ describe('published package', () => {
     expect(packed).toContain('README.md');
     expect(packed).toContain('dist/cli.js');
     // Every module the edge glue ships is there as compiled JS (the installed CLI has no TypeScript).
-    for (const m of ['serve/edge.js', 'serve/router.js', 'site/layout.js']) expect(packed).toContain(`dist/${m}`);
+    for (const m of ['hosts/edge.js', 'contract/router.js', 'contract/layout.js']) expect(packed).toContain(`dist/${m}`);
     expect(packed.filter((p) => !p.startsWith('dist/') && !p.startsWith('docs/'))).toEqual(expect.arrayContaining(['package.json', 'README.md']));
     expect(packed.filter((p) => p.startsWith('src/') || p.startsWith('test/') || p.endsWith('.ts') || p.endsWith('.map'))).toEqual([]);
     // The API documents the build copies into every site (docs/), when the repository has them.
@@ -101,7 +101,7 @@ describe('published package', () => {
     const build = await mustRun(bin, ['build', '--out', out], { cwd: tmp });
     expect(build.stdout).toMatch(/^built .*: namecoin-regtest height \d+/);
     // The edge glue was shipped from the installed dist/ (byte-equal modules).
-    expect(readFileSync(join(out, '_worker.js/lib/serve/router.js'), 'utf8')).toBe(readFileSync(join(prefix, 'lib/node_modules', PKG.name, 'dist/serve/router.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
+    expect(readFileSync(join(out, '_worker.js/lib/contract/router.js'), 'utf8')).toBe(readFileSync(join(prefix, 'lib/node_modules', PKG.name, 'dist/contract/router.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
     await mustRun(bin, ['verify', '--dir', out]);
 
     const server = spawn(bin, ['serve', '--dir', out, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { demoChain } from '../src/chain/demo.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { formatProgress, MIN_RATE_MS, Progress, type ProgressSample } from '../src/site/progress.js';
-import { demoSource } from '../src/site/demo-source.js';
+import { demoSource } from '../src/source/demo.js';
 
 const root = mkdtempSync(join(tmpdir(), 'snapshot-progress-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -17,7 +17,7 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { scriptToAsm } from '../src/chain/script.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
-import { ALL_NAME_VARIANTS, namePath, variantKey, type NameVariant } from '../src/site/layout.js';
+import { ALL_NAME_VARIANTS, namePath, variantKey, type NameVariant } from '../src/contract/layout.js';
 import { Progress } from '../src/site/progress.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { rawRequest } from './http-raw.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as bitcoin from 'bitcoinjs-lib';
-import { canonicalAddress, base58Decode } from '../src/serve/address.js';
-import { makeRouterSite, route, routeRequest, CACHE_LONG, CACHE_SHORT, type RouteResult } from '../src/serve/router.js';
+import { canonicalAddress, base58Decode } from '../src/contract/address.js';
+import { makeRouterSite, route, routeRequest, CACHE_LONG, CACHE_SHORT, type RouteResult } from '../src/contract/router.js';
 import { getNetwork } from '../src/chain/networks.js';
 
 const hash = 'ab'.repeat(32);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { Progress, type ProgressSample } from '../src/site/progress.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadCoreRegtest, type Chain } from './fake-node.js';

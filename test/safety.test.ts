@@ -21,10 +21,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH } from '../src/site/layout.js';
-import { MARKER_FILE, acquireLock, recoverInterrupted, releasesDir } from '../src/site/publish.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { demoSource } from '../src/source/demo.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { MARKER_FILE, acquireLock, recoverInterrupted, releasesDir } from '../src/publish/publish.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { manifestMismatches } from './helpers.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { txPath } from '../src/site/layout.js';
+import { txPath } from '../src/contract/layout.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { rawRequest } from './http-raw.js';
 import { writeTestTree, type TestTree } from './site-tree.js';

@@ -8,7 +8,7 @@ import { demoChain, DEMO_NAME_OPS } from '../src/chain/demo.js';
 import { nameOutputs, parseNameScript } from '../src/chain/names.js';
 import { parseBlock } from '../src/chain/block.js';
 import { scriptToAsm } from '../src/chain/script.js';
-import { encodeNamePath } from '../src/site/layout.js';
+import { encodeNamePath } from '../src/contract/layout.js';
 import { amountParts, amountShortText, bigHuman, bytesHuman, confirmations, decimalToUnits, fmtInt, showName, unitsToDecimal, visible } from '../src/ui/format.js';
 import { exampleNames, filterNames, type NameEntry } from '../src/ui/names.js';
 import { api, href, parseRoute, searchPlan } from '../src/ui/route.js';

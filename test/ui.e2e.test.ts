@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoChain } from '../src/chain/demo.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { decodeNamePath, encodeNamePath, type SiteInfo } from '../src/site/layout.js';
+import { demoSource } from '../src/source/demo.js';
+import { decodeNamePath, encodeNamePath, type SiteInfo } from '../src/contract/layout.js';
 import { uiFiles } from '../src/site/ui/index.js';
 import { act, amountsClipped, click, decimal, HAVE_CHROMIUM, launch, pageWidth, screenshot, screenshots, search, shownAmount, text, type Browser } from './ui/browser.js';
 

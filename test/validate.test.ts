@@ -18,7 +18,7 @@ import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { checkBlockBody, checkBlockPow, checkPow, consensusOf, parseValidBlock, type Invalid } from '../src/chain/validate.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { openRpc } from '../src/source/rpc.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { verifySnapshot } from '../src/site/verify.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
 import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, manifestMismatches, readChain } from './helpers.js';

@@ -6,9 +6,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoSource } from '../src/site/demo-source.js';
-import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/site/layout.js';
-import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/site/verify.js';
+import { demoSource } from '../src/source/demo.js';
+import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/contract/layout.js';
+import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/verify/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -134,6 +134,22 @@ describe('snapshot verify', () => {
     put(d2, MANIFEST_PATH, readFileSync(join(d2, MANIFEST_PATH), 'utf8') + first + '\n');
     const r2 = await verifySnapshot(d2);
     expectProblem(r2, first.split(' ')[2]!, /listed twice/);
+  });
+
+  it('accepts a manifest out of path order, and still names a duplicate that hides a stray file', async () => {
+    // The writer lists paths sorted; any other order takes the slow stray-file check.
+    const d = copy();
+    const lines = readFileSync(join(d, MANIFEST_PATH), 'utf8').split('\n').filter((l) => l !== '');
+    put(d, MANIFEST_PATH, [...lines].reverse().join('\n') + '\n');
+    expect((await verifySnapshot(d)).problems).toEqual([]);
+
+    // One line twice and one unlisted file: the file count matches the listed count.
+    const d2 = copy();
+    writeFileSync(join(d2, 'tx', 'extra.json'), '{}');
+    put(d2, MANIFEST_PATH, [lines[0]!, ...[...lines].reverse()].join('\n') + '\n');
+    const r = await verifySnapshot(d2);
+    expectProblem(r, lines[0]!.split(' ')[2]!, /listed twice/);
+    expectProblem(r, 'tx/extra.json', /not listed in the manifest/);
   });
 
   it('catches a tx whose next_in points nowhere (manifest fixed up)', async () => {

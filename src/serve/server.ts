@@ -22,9 +22,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import sirv from 'sirv';
-import { SITE_INFO_PATH, type SiteInfo } from '../site/layout.js';
+import { SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
-import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type FileResponse, type RouterSite } from './router.js';
+import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type FileResponse, type RouterSite } from '../contract/router.js';
 
 export type { CacheOptions } from './file-cache.js';
 

@@ -21,9 +21,9 @@ import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
 import { validatedSource, type InvalidBlock } from '../source/validated.js';
-import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
+import { HOSTS, hostFiles, type HostName } from '../hosts/index.js';
 import { uiFiles } from './ui/index.js';
-import { contractFiles } from './contract.js';
+import { contractFiles } from '../publish/openapi.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
@@ -36,11 +36,12 @@ import {
   namePathEncoded,
   txPath,
   type SiteInfo,
-} from './layout.js';
+} from '../contract/layout.js';
 import { Progress } from './progress.js';
-import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
-import { linkTree } from './staging.js';
-import { SiteWriter, writeManifest } from './writer.js';
+import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
+import { linkTree } from '../publish/staging.js';
+import { writeManifest } from '../publish/manifest.js';
+import { SiteWriter } from '../publish/writer.js';
 
 export interface BuildOptions {
   source: ChainSource;

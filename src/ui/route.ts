@@ -4,7 +4,7 @@
  * Routes: #/ (overview), #/block/<hash>, #/tx/<txid>, #/address/<addr>, #/name/<percent-encoded
  * name bytes>, #/names[/<filter>] (the names index), #/search/<text>.
  */
-import { encodeNamePath } from '../site/name-path.js';
+import { encodeNamePath } from '../contract/name-path.js';
 import { isUtf8, latin1Bytes, pctDecodeBytes, pctEncodeBytes, utf8Bytes } from './text.js';
 
 export type Route =

@@ -4,7 +4,7 @@
  * API gives scripts as ASM, the form src/chain/names.ts parses is the script's bytes).
  */
 import { nameBytesToText } from '../chain/name-text.js';
-import { decodeNamePathBytes, encodeNamePath } from '../site/name-path.js';
+import { decodeNamePathBytes, encodeNamePath } from '../contract/name-path.js';
 
 const HEX = '0123456789ABCDEF';
 const encoder = new TextEncoder();

@@ -5,10 +5,10 @@
  * of src/ui, bundled by esbuild: at package build time into dist/ui/ (what an installed package
  * reads), or on the fly when running from the TypeScript sources.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sha256 } from '../../chain/hash.js';
 import type { UiBundle } from './bundle.js';
 
 /** A block that is not in the main chain, as the overview lists it. */
@@ -52,7 +52,7 @@ export function uiBundle(): Promise<UiBundle> {
 }
 
 function version(content: string): string {
-  return createHash('sha256').update(content).digest('hex').slice(0, 12);
+  return sha256(Buffer.from(content, 'utf8')).toString('hex').slice(0, 12);
 }
 
 const LOGO =

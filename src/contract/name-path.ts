@@ -3,7 +3,7 @@
  * `name/`. Pure and dependency-free (no Buffer, no node: imports) so that the router, the
  * edge-runtime bundles and the browsing UI in the browser all run this one implementation.
  */
-import { sha256, toHex } from '../serve/sha256.js';
+import { sha256, toHex } from './sha256.js';
 
 /** Longest segment (before `.json`) and whole path (before `.json`) the plain encoding may produce. */
 const MAX_SEGMENT = 250 - '.json'.length;

@@ -1,6 +1,6 @@
 /** Pieces shared by the generated host files. */
-import { CACHE_LONG, CACHE_SHORT } from '../../serve/router.js';
-import type { SiteInfo } from '../layout.js';
+import { CACHE_LONG, CACHE_SHORT } from '../contract/router.js';
+import type { SiteInfo } from '../contract/layout.js';
 
 /** The shipped router modules below `dir` (e.g. `_worker.js/lib`), plus the baked-in site info. */
 export function libFiles(dir: string, modules: Map<string, string>, info: SiteInfo): Map<string, string> {

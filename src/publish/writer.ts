@@ -1,73 +1,25 @@
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
-import { ioError, onPath } from '../index/io-error.js';
+import { ioError } from '../index/io-error.js';
+import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 
 /**
- * The file-writing thread. In `fresh` mode it writes every file; in `update`
- * mode (a staging tree hard-linked to the published one) it leaves files whose
- * bytes are unchanged alone — so they keep their mtime — and replaces the
- * others by write-to-temp + rename, which never touches the published copy.
- * A null payload deletes the file. It answers each batch with the sha256 of
- * the files it wrote. Plain JS so it runs the same from sources and from dist.
+ * The writer thread's module: compiled `.js` next to this file in dist/; from the TypeScript
+ * sources (vitest, tsx) the `.ts` module is started through a small tsx loader shim.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { mkdirSync, writeFileSync, readFileSync, renameSync, rmSync } = require('node:fs');
-const { createHash } = require('node:crypto');
-const { dirname, join } = require('node:path');
-const dirs = new Set();
-const update = workerData.mode === 'update';
-parentPort.on('message', ({ paths, ends, data: block }) => {
-  // One transferred buffer per batch (no per-file copies between threads); -1: delete.
-  const bytesOf = Buffer.from(block);
-  let start = 0;
-  const batch = paths.map((rel, i) => {
-    if (ends[i] < 0) return [rel, null];
-    const d = bytesOf.subarray(start, ends[i]);
-    start = ends[i];
-    return [rel, d];
-  });
-  const digests = Buffer.alloc(batch.length * 32);
-  const status = new Uint8Array(batch.length); // 0 written, 1 unchanged, 2 deleted, 3 absent
-  let bytes = 0;
-  let path = workerData.root;
-  try {
-    batch.forEach(([rel, data], i) => {
-      path = join(workerData.root, rel);
-      if (data === null) {
-        let existed = true;
-        try { rmSync(path); } catch (e) { if (e.code !== 'ENOENT') throw e; existed = false; }
-        status[i] = existed ? 2 : 3;
-        return;
-      }
-      bytes += data.length;
-      const dir = dirname(path);
-      if (!dirs.has(dir)) { mkdirSync(dir, { recursive: true }); dirs.add(dir); }
-      if (update) {
-        let old;
-        try { old = readFileSync(path); } catch (e) { if (e.code !== 'ENOENT') throw e; }
-        if (old && Buffer.compare(old, data) === 0) { status[i] = 1; return; }
-        const tmp = path + '.tmp-write';
-        writeFileSync(tmp, data);
-        renameSync(tmp, path);
-      } else {
-        writeFileSync(path, data);
-      }
-      createHash('sha256').update(data).digest().copy(digests, i * 32);
-    });
-    parentPort.postMessage({ digests, status, bytes }, [digests.buffer, status.buffer]);
-  } catch (e) {
-    parentPort.postMessage({ error: String((e && e.message) || e), code: e && e.code, path });
-  }
-});
-`;
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const WORKER_MODULE = new URL(FROM_SOURCES ? './writer-worker.ts' : './writer-worker.js', import.meta.url);
+
+function startWorker(data: WriterWorkerData): Worker {
+  if (!FROM_SOURCES) return new Worker(WORKER_MODULE, { workerData: data });
+  return new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { ...data, entry: WORKER_MODULE.href } });
+}
 
 type Entry = [string, Uint8Array | null];
 
-export type WriteMode = 'fresh' | 'update';
+export type { WriteMode };
 
 export interface WriteCounts {
   written: number;
@@ -112,7 +64,7 @@ export class SiteWriter {
     private readonly maxInFlight = 32 << 20,
   ) {
     this.lanes = Array.from({ length: threads }, () => {
-      const lane: Lane = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: { root, mode } }), batch: [], batchBytes: 0, sent: [] };
+      const lane: Lane = { worker: startWorker({ kind: 'snapshot-writer', root, mode }), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
       lane.worker.on('error', (e) => this.fail(e));
       return lane;
@@ -137,9 +89,9 @@ export class SiteWriter {
     const status = m.status!;
     this.files.transactionSync(() => {
       paths.forEach((rel, i) => {
-        if (status[i] === 1) this.counts.unchanged++;
-        else if (status[i] === 2 || status[i] === 3) {
-          if (status[i] === 2) this.counts.deleted++;
+        if (status[i] === UNCHANGED) this.counts.unchanged++;
+        else if (status[i] === DELETED || status[i] === ABSENT) {
+          if (status[i] === DELETED) this.counts.deleted++;
           this.files.remove(rel);
         } else {
           const entry = Buffer.allocUnsafe(40);
@@ -225,61 +177,4 @@ export class SiteWriter {
   async close(): Promise<void> {
     await Promise.all(this.lanes.map((l) => l.worker.terminate()));
   }
-}
-
-interface WorkerReply {
-  digests?: Uint8Array;
-  status?: Uint8Array;
-  bytes?: number;
-  error?: string;
-  code?: string;
-  path?: string;
-}
-
-/**
- * Writes the manifest, `sha256 size path` per line sorted by path, streaming
- * from the database; returns the file count (manifest included), total bytes
- * and the manifest's own sha256 (the tree's generation id). `onProgress(listed)` after every
- * chunk of lines.
- */
-export function writeManifest(
-  files: Database<Buffer, string>,
-  path: string,
-  onProgress?: (listed: number) => void,
-): { files: number; bytes: number; sha256: string } {
-  return onPath(path, 'writing', () => writeManifestTo(files, path, onProgress));
-}
-
-function writeManifestTo(
-  files: Database<Buffer, string>,
-  path: string,
-  onProgress?: (listed: number) => void,
-): { files: number; bytes: number; sha256: string } {
-  const fd = openSync(path, 'w');
-  const hash = createHash('sha256');
-  let count = 0;
-  let bytes = 0;
-  let chunk: string[] = [];
-  const flushChunk = () => {
-    const buf = Buffer.from(chunk.join(''), 'utf8');
-    writeSync(fd, buf);
-    hash.update(buf);
-    chunk = [];
-  };
-  try {
-    for (const { key, value } of files.getRange()) {
-      const size = Number(value.readBigUInt64LE(0));
-      chunk.push(`${value.subarray(8, 40).toString('hex')} ${size} ${key}\n`);
-      bytes += size;
-      if (++count % 4096 === 0) {
-        flushChunk();
-        onProgress?.(count);
-      }
-    }
-    flushChunk();
-    onProgress?.(count);
-  } finally {
-    closeSync(fd);
-  }
-  return { files: count + 1, bytes, sha256: hash.digest('hex') };
 }

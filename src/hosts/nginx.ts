@@ -11,8 +11,8 @@
  * request targets made of `[A-Za-z0-9._~/?&=-]`, without `//` or dot-leading segments, are
  * answered statically; the test is on the raw `$request_uri`.
  */
-import { CACHE_LONG, CACHE_SHORT } from '../../serve/router.js';
-import type { SiteInfo } from '../layout.js';
+import { CACHE_LONG, CACHE_SHORT } from '../contract/router.js';
+import type { SiteInfo } from '../contract/layout.js';
 
 export interface NginxOptions {
   /** Absolute path of the snapshot tree. */

@@ -1,5 +1,6 @@
 /**
- * The router as plain ES modules for edge runtimes. From the built CLI (`dist/`) the compiled
+ * The router and the host glue (edge.ts, netlify-edge.ts, cloudflare-worker.ts) as plain ES
+ * modules for edge runtimes. From the built CLI (`dist/`) the compiled
  * `.js` files are copied; under vitest/tsx (TS sources, no compiled files) the `.ts` sources are
  * transpiled with the `typescript` devDependency. Imports are followed from the entry; any
  * non-relative import fails the build, so the router cannot silently grow a dependency.
@@ -9,9 +10,9 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** `src/` or `dist/`: the root the module paths below are relative to. */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const EDGE_ENTRY = 'serve/edge.js';
+export const EDGE_ENTRY = 'hosts/edge.js';
 
 type Transpile = (source: string, fileName: string) => string;
 

@@ -1,7 +1,7 @@
 import { demoChain } from '../chain/demo.js';
 import type { Network } from '../chain/networks.js';
-import { memorySource } from '../source/memory.js';
-import type { ChainSource } from '../source/types.js';
+import { memorySource } from './memory.js';
+import type { ChainSource } from './types.js';
 
 /** The embedded demo chain (Namecoin regtest, made by the chain builder) as a source. */
 export function demoSource(network?: Network): ChainSource {

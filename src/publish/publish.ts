@@ -40,7 +40,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { MANIFEST_PATH } from './layout.js';
+import { MANIFEST_PATH } from '../contract/layout.js';
 
 /** The marker file in the releases dir and in the state dir. */
 export const MARKER_FILE = '.chain-snapshot';

@@ -3,8 +3,8 @@
  * Pages `_worker.js`). Dependency-free: only web-standard Request/Response/URL. The host-specific
  * part is `fetchFile`, which returns the stored file (or a non-2xx response when it is absent).
  */
-import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type RouterSite } from './router.js';
-import type { SiteInfo } from '../site/layout.js';
+import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type RouterSite } from '../contract/router.js';
+import type { SiteInfo } from '../contract/layout.js';
 
 export type FetchFile = (file: string, request: Request) => Promise<Response>;
 

@@ -4,10 +4,10 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../layout.js';
-import { BAD_REQUEST, URI_TOO_LONG } from '../../serve/router.js';
-import { cloudflareFiles } from './cloudflare.js';
-import { netlifyFiles } from './netlify.js';
+import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../contract/layout.js';
+import { BAD_REQUEST, URI_TOO_LONG } from '../contract/router.js';
+import { CLOUDFLARE_ENTRY, cloudflareFiles } from './cloudflare.js';
+import { NETLIFY_ENTRY, netlifyFiles } from './netlify.js';
 import { nginxConfig } from './nginx.js';
 import { shippedModules } from './ship.js';
 
@@ -35,9 +35,8 @@ export async function hostFiles(outDir: string, info: SiteInfo, opts: HostFileOp
   files.set(BAD_REQUEST_PATH, BAD_REQUEST.body);
   files.set(URI_TOO_LONG_PATH, URI_TOO_LONG.body);
   files.set(NOT_FOUND_HTML_PATH, errorBody(GENERIC_ERROR_MESSAGES.default));
-  const modules = hosts.includes('netlify') || hosts.includes('cloudflare') ? await shippedModules() : new Map<string, string>();
-  if (hosts.includes('netlify')) for (const [p, c] of netlifyFiles(modules, info)) files.set(p, c);
-  if (hosts.includes('cloudflare')) for (const [p, c] of cloudflareFiles(modules, info)) files.set(p, c);
+  if (hosts.includes('netlify')) for (const [p, c] of netlifyFiles(await shippedModules(NETLIFY_ENTRY), info)) files.set(p, c);
+  if (hosts.includes('cloudflare')) for (const [p, c] of cloudflareFiles(await shippedModules(CLOUDFLARE_ENTRY), info)) files.set(p, c);
   if (hosts.includes('nginx')) {
     files.set('nginx.conf', nginxConfig({ root: resolve(outDir), info, upstream: opts.nginxUpstream, listen: opts.nginxListen }));
   }

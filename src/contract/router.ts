@@ -6,7 +6,7 @@
  * path can at worst name a file that does not exist: every file path it returns is built from
  * the canonical charset `[A-Za-z0-9._~-]` and `/`, with no dot-leading segments.
  */
-import { nameBytesToText } from '../chain/names.js';
+import { nameBytesToText } from '../chain/name-text.js';
 import { NETWORKS, type NetworkName } from '../chain/networks.js';
 import { canonicalAddress, type AddressParams } from './address.js';
 import {
@@ -22,7 +22,7 @@ import {
   STATS_PATH,
   type BinExt,
   type SiteInfo,
-} from '../site/layout.js';
+} from './layout.js';
 
 export const CONTENT_TYPES = {
   json: 'application/json; charset=utf-8',

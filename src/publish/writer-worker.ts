@@ -1,0 +1,113 @@
+/**
+ * The file-writing thread of SiteWriter (writer.ts). In `fresh` mode it writes every file; in
+ * `update` mode (a staging tree hard-linked to the published one) it leaves files whose bytes
+ * are unchanged alone — so they keep their mtime — and replaces the others by write-to-temp +
+ * rename, which never touches the published copy. A deletion (end -1) removes the file. It
+ * answers each batch with the sha256 of the files it wrote.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { sha256 } from '../chain/hash.js';
+
+export type WriteMode = 'fresh' | 'update';
+
+export interface WriterWorkerData {
+  /** Marks a writer thread (this module is also imported by writer.ts, which may itself run in a worker). */
+  kind: 'snapshot-writer';
+  root: string;
+  mode: WriteMode;
+}
+
+/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes. */
+export interface WriteBatch {
+  paths: string[];
+  ends: Int32Array;
+  data: ArrayBuffer;
+}
+
+/** Per file: 0 written, 1 unchanged, 2 deleted, 3 absent (nothing to delete). */
+export const WRITTEN = 0;
+export const UNCHANGED = 1;
+export const DELETED = 2;
+export const ABSENT = 3;
+
+export interface WorkerReply {
+  digests?: Uint8Array;
+  status?: Uint8Array;
+  bytes?: number;
+  error?: string;
+  code?: string;
+  path?: string;
+}
+
+function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Writes one batch below `root`; throws with `path` set to the file being written. */
+export function writeBatch(root: string, update: boolean, dirs: Set<string>, { paths, ends, data }: WriteBatch, at: { path: string }): WorkerReply {
+  // One transferred buffer per batch (no per-file copies between threads).
+  const all = Buffer.from(data);
+  const digests = Buffer.alloc(paths.length * 32);
+  const status = new Uint8Array(paths.length);
+  let bytes = 0;
+  let start = 0;
+  paths.forEach((rel, i) => {
+    const path = (at.path = join(root, rel));
+    if (ends[i]! < 0) {
+      let existed = true;
+      try {
+        rmSync(path);
+      } catch (e) {
+        if (errCode(e) !== 'ENOENT') throw e;
+        existed = false;
+      }
+      status[i] = existed ? DELETED : ABSENT;
+      return;
+    }
+    const bytesOf = all.subarray(start, ends[i]);
+    start = ends[i]!;
+    bytes += bytesOf.length;
+    const dir = dirname(path);
+    if (!dirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      dirs.add(dir);
+    }
+    if (update) {
+      let old: Buffer | undefined;
+      try {
+        old = readFileSync(path);
+      } catch (e) {
+        if (errCode(e) !== 'ENOENT') throw e;
+      }
+      if (old && Buffer.compare(old, bytesOf) === 0) {
+        status[i] = UNCHANGED;
+        return;
+      }
+      const tmp = path + '.tmp-write';
+      writeFileSync(tmp, bytesOf);
+      renameSync(tmp, path);
+    } else {
+      writeFileSync(path, bytesOf);
+    }
+    sha256(bytesOf).copy(digests, i * 32);
+  });
+  return { digests, status, bytes };
+}
+
+if (parentPort && (workerData as WriterWorkerData | undefined)?.kind === 'snapshot-writer') {
+  const port = parentPort;
+  const { root, mode } = workerData as WriterWorkerData;
+  const dirs = new Set<string>();
+  port.on('message', (batch: WriteBatch) => {
+    const at = { path: root };
+    try {
+      const reply = writeBatch(root, mode === 'update', dirs, batch, at);
+      port.postMessage(reply, [reply.digests!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer]);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException | undefined;
+      port.postMessage({ error: String(err?.message ?? e), code: err?.code, path: at.path } satisfies WorkerReply);
+    }
+  });
+}

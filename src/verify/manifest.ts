@@ -1,0 +1,118 @@
+/** Phases 2 and 3: the manifest line by line (size, sha256, dispatch by kind) and the tree against it. */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { sha256 } from '../chain/hash.js';
+import { MANIFEST_PATH } from '../contract/layout.js';
+import { checkAddress } from './address.js';
+import { checkBlock } from './block.js';
+import { checkName, checkNameVariant } from './name.js';
+import { checkTx } from './tx.js';
+import { isObj, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
+
+export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
+  const total = await countLines(ver.abs(MANIFEST_PATH));
+  if (total === undefined) {
+    ver.problem(MANIFEST_PATH, 'is missing');
+    return { canonical: false };
+  }
+  let sorted = true;
+  let prevPath = '';
+  let lineNo = 0;
+  const lines = createInterface({ input: createReadStream(ver.abs(MANIFEST_PATH)), crlfDelay: Infinity });
+  for await (const line of lines) {
+    lineNo++;
+    if (lineNo % 500 === 0) ver.onProgress?.('files', lineNo, total);
+    if (line === '') continue;
+    ver.counts.manifestEntries++;
+    const m = /^([0-9a-f]{64}) (\d+) (.+)$/.exec(line);
+    if (!m) {
+      ver.problem(MANIFEST_PATH, `line ${lineNo} is not "<sha256> <size> <path>": ${JSON.stringify(line.slice(0, 200))}`);
+      sorted = false;
+      continue;
+    }
+    const [, sha, sizeText, rel] = m as unknown as [string, string, string, string];
+    // Unsorted (the writer sorts by path), the stray-file check takes the slow path, which also
+    // names duplicates.
+    if (rel <= prevPath) sorted = false;
+    prevPath = rel;
+    if (rel === MANIFEST_PATH) {
+      ver.problem(MANIFEST_PATH, 'lists itself');
+      continue;
+    }
+    if (!safePath(rel)) {
+      ver.problem(MANIFEST_PATH, `line ${lineNo} names an unsafe path ${JSON.stringify(rel)}`);
+      continue;
+    }
+    checkFile(ver, rel, sha, Number(sizeText));
+  }
+  ver.onProgress?.('files', lineNo, total);
+  return { canonical: sorted };
+}
+
+export function checkFile(ver: Verifier, rel: string, sha: string, size: number): void {
+  const buf = ver.readBytes(rel, 'is listed in the manifest but missing');
+  if (!buf) return;
+  ver.presentEntries++;
+  ver.counts.bytes += buf.length;
+  if (buf.length !== size) ver.problem(rel, `size ${buf.length} differs from the manifest (${size})`);
+  else if (sha256(buf).toString('hex') !== sha) ver.problem(rel, 'sha256 differs from the manifest');
+  if (!rel.endsWith('.json')) {
+    checkSibling(ver, rel);
+    return;
+  }
+  ver.counts.jsonFiles++;
+  const text = buf.toString('utf8');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    ver.problem(rel, `is not valid JSON (${(e as Error).message})`);
+    return;
+  }
+  const [top, rest] = splitFirst(rel);
+  if (top === 'tx') checkTx(ver, rel, rest.slice(0, -5), doc);
+  else if (top === 'block') checkBlock(ver, rel, rest.slice(0, -5), doc);
+  else if (top === 'address') checkAddress(ver, rel, rest.slice(0, -5), doc, text);
+  else if (top === 'name') checkName(ver, rel, rest.slice(0, -5));
+  else if (top === 'v') checkNameVariant(ver, rel, rest);
+  else if (top === 'errors') {
+    if (!isObj(doc) || typeof doc.error !== 'string') ver.problem(rel, 'is not {"error": "<message>"}');
+  }
+}
+
+/** tx/<id>.bin|.hex and block/<h>.bin|.hex come with their .json. */
+export function checkSibling(ver: Verifier, rel: string): void {
+  const m = /^(tx|block)\/([^/]+)\.(bin|hex)$/.exec(rel);
+  if (m && !ver.exists(`${m[1]}/${m[2]}.json`)) ver.problem(rel, `has no ${m[1]}/${m[2]}.json beside it`);
+}
+
+export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
+  // Fast path: the manifest's paths are distinct (canonical order is strictly increasing) and
+  // all exist, so the tree holds no stray file iff it holds exactly as many files.
+  const total = ver.presentEntries;
+  let files = 0;
+  walk(ver.dir, '', (rel) => {
+    if (rel === MANIFEST_PATH) return;
+    files++;
+    if (files % 5000 === 0) ver.onProgress?.('tree', files, total);
+  });
+  ver.counts.filesOnDisk = files;
+  ver.onProgress?.('tree', files, total);
+  if (canonical && files === ver.presentEntries) return;
+  // Slow path (only for a broken tree or manifest): hold the listed paths.
+  const listed = new Set<string>();
+  const lines = createInterface({ input: createReadStream(ver.abs(MANIFEST_PATH)), crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      const m = /^[0-9a-f]{64} \d+ (.+)$/.exec(line);
+      if (!m) continue;
+      if (listed.has(m[1]!)) ver.problem(m[1]!, 'is listed twice in the manifest');
+      listed.add(m[1]!);
+    }
+  } catch {
+    // no manifest: every file is stray
+  }
+  walk(ver.dir, '', (rel) => {
+    if (rel !== MANIFEST_PATH && !listed.has(rel)) ver.problem(rel, 'is not listed in the manifest');
+  });
+}

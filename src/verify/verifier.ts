@@ -1,0 +1,358 @@
+/** The verifier's state, file access and shared helpers; the checks live in one file per kind. */
+import { createReadStream, opendirSync, readFileSync, statSync, type Dir } from 'node:fs';
+import { join } from 'node:path';
+import { type Network } from '../chain/networks.js';
+import { txPath } from '../contract/layout.js';
+
+export interface VerifyProblem {
+  /** Path below the snapshot dir ('/'-separated) the problem is about. */
+  file: string;
+  message: string;
+}
+
+export interface VerifyOptions {
+  /** Keep up to 100000 problems in the report instead of 1000 (all are counted either way). */
+  verbose?: boolean;
+  /** Explicit cap on the problems kept in the report. */
+  maxProblems?: number;
+  /** Called now and then: the phase, items done and the expected total. */
+  onProgress?: (stage: string, done: number, total: number) => void;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  dir: string;
+  network?: string;
+  height?: number;
+  tip?: string;
+  counts: {
+    /** Lines of the manifest. */
+    manifestEntries: number;
+    /** Files found in the tree (without `_manifest.json`). */
+    filesOnDisk: number;
+    /** Bytes of the files checked against the manifest. */
+    bytes: number;
+    jsonFiles: number;
+    mainBlocks: number;
+    offChainBlocks: number;
+    txs: number;
+    addresses: number;
+    cappedAddresses: number;
+    names: number;
+    /** next_in / prev_out pairs checked (each direction counts once). */
+    links: number;
+  };
+  /** Total number of problems found (the list may be shorter, see {@link VerifyOptions.maxProblems}). */
+  problemCount: number;
+  problems: VerifyProblem[];
+  seconds: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+export type Obj = Record<string, unknown>;
+export const HEX64 = /^[0-9a-f]{64}$/;
+export const ZERO_HASH = '0'.repeat(64);
+export const COINBASE_N = 0xffffffff;
+export const CAPPED = /^Too many outputs for this address \((\d+)\)$/;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+export function isErrno(e: unknown, code: string): boolean {
+  return typeof e === 'object' && e !== null && (e as NodeJS.ErrnoException).code === code;
+}
+
+/** "50.00000000" → 5000000000n; undefined when malformed. */
+export function parseValue(v: unknown): bigint | undefined {
+  if (typeof v !== 'string') return undefined;
+  const m = /^(-?)(\d+)\.(\d{8})$/.exec(v);
+  if (!m) return undefined;
+  const abs = BigInt(m[2]!) * 100_000_000n + BigInt(m[3]!);
+  return m[1] ? -abs : abs;
+}
+
+/** An integer field exactly: from the parsed number when safe, else from the document's text. */
+export function exactInt(parsed: unknown, text: string, key: string): bigint | undefined {
+  if (typeof parsed !== 'number' || !Number.isInteger(parsed)) return undefined;
+  if (Number.isSafeInteger(parsed)) return BigInt(parsed);
+  const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(text);
+  return m ? BigInt(m[1]!) : undefined;
+}
+
+export function outpoint(v: unknown): { hash: string; n: number } | undefined {
+  if (!isObj(v) || typeof v.hash !== 'string' || typeof v.n !== 'number') return undefined;
+  return { hash: v.hash, n: v.n };
+}
+
+export function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** `a` equals the JSON document `text` (which may be indented). */
+export function sameAsText(a: unknown, text: string): boolean {
+  try {
+    return same(a, JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
+/** A manifest path that stays inside the tree and names a file the way the build writes them. */
+export function safePath(p: string): boolean {
+  if (p === '' || p.startsWith('/') || p.includes('\\') || p.includes('\0')) return false;
+  return p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+
+/**
+ * Block hashes of the main chain, 32 bytes each by height, with a sorted index for lookups.
+ * Filled from the tip down; `lowest` is the lowest height the walk reached.
+ */
+export class MainChain {
+  readonly hashes: Buffer;
+  lowest: number;
+  private order = new Uint32Array(0);
+
+  constructor(readonly height: number) {
+    this.hashes = Buffer.alloc(32 * (height + 1));
+    this.lowest = height + 1;
+  }
+
+  set(h: number, hex: string): void {
+    this.hashes.write(hex, 32 * h, 'hex');
+    this.lowest = Math.min(this.lowest, h);
+  }
+
+  get complete(): boolean {
+    return this.lowest === 0;
+  }
+
+  /** Builds the lookup index once the walk is over. */
+  seal(): void {
+    const n = this.height + 1 - this.lowest;
+    const order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = this.lowest + i;
+    const hs = this.hashes;
+    order.sort((a, b) => hs.compare(hs, 32 * b, 32 * b + 32, 32 * a, 32 * a + 32));
+    this.order = order;
+  }
+
+  hashAt(h: number): string | undefined {
+    if (h < this.lowest || h > this.height) return undefined;
+    return this.hashes.toString('hex', 32 * h, 32 * h + 32);
+  }
+
+  heightOf(hex: string): number | undefined {
+    if (!HEX64.test(hex)) return undefined;
+    const key = Buffer.from(hex, 'hex');
+    let lo = 0;
+    let hi = this.order.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const h = this.order[mid]!;
+      const c = key.compare(this.hashes, 32 * h, 32 * h + 32);
+      if (c === 0) return h;
+      if (c < 0) hi = mid - 1;
+      else lo = mid + 1;
+    }
+    return undefined;
+  }
+}
+
+/** What the link and address checks need of a /tx document. */
+export interface TxLinks {
+  /** Each input's prev_out as "hash:n" ('' when malformed). */
+  ins: string[];
+  /** Each output's address, value and next_in ("hash:n", or undefined). */
+  outs: { address: unknown; value: unknown; next: string | undefined }[];
+}
+
+export function pointText(v: unknown): string | undefined {
+  const p = outpoint(v);
+  return p ? `${p.hash}:${p.n}` : v === undefined ? undefined : '';
+}
+
+export function txLinks(doc: unknown): TxLinks {
+  if (!isObj(doc)) return { ins: [], outs: [] };
+  return {
+    ins: arr(doc.in).map((i) => (isObj(i) ? (pointText(i.prev_out) ?? '') : '')),
+    outs: arr(doc.out).map((o) => (isObj(o) ? { address: o.address, value: o.value, next: pointText(o.next_in) } : { address: undefined, value: undefined, next: '' })),
+  };
+}
+
+/** {@link TxLinks} of /tx documents by txid, least recently used evicted; `null` = no such file. */
+export class TxCache {
+  private readonly map = new Map<string, TxLinks | null>();
+
+  constructor(
+    private readonly load: (txid: string) => TxLinks | null,
+    private readonly limit = 50_000,
+  ) {}
+
+  get(txid: string): TxLinks | null {
+    const hit = this.map.get(txid);
+    if (hit !== undefined) {
+      this.map.delete(txid);
+      this.map.set(txid, hit);
+      return hit;
+    }
+    const doc = this.load(txid);
+    this.map.set(txid, doc);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value!);
+    return doc;
+  }
+}
+
+export class Verifier {
+  readonly problems: VerifyProblem[] = [];
+  problemCount = 0;
+  readonly counts: VerifyReport['counts'] = {
+    manifestEntries: 0,
+    filesOnDisk: 0,
+    bytes: 0,
+    jsonFiles: 0,
+    mainBlocks: 0,
+    offChainBlocks: 0,
+    txs: 0,
+    addresses: 0,
+    cappedAddresses: 0,
+    names: 0,
+    links: 0,
+  };
+  net: Network | undefined;
+  site: { network: string; height: number; tip: string; capped: Set<string> } | undefined;
+  chain: MainChain | undefined;
+  /** Sum of n_tx over the main chain (from the walk). */
+  mainTxs = 0;
+  /** Tx documents whose block lists them (the owner occurrence). */
+  ownedTxs = 0;
+  /** Tx documents whose `block`/`blocknumber` name a main-chain block. */
+  placedTxs = 0;
+  /** Manifest entries whose file exists. */
+  presentEntries = 0;
+  /** Capped address files seen. */
+  readonly cappedSeen = new Set<string>();
+  readonly txCache: TxCache;
+
+  constructor(
+    readonly dir: string,
+    readonly maxProblems: number,
+    readonly onProgress: VerifyOptions['onProgress'],
+  ) {
+    this.txCache = new TxCache((txid) => this.loadTx(txid));
+  }
+
+  /** Files already reported missing (several checks look for the same file). */
+  private readonly missing = new Set<string>();
+
+  problem(file: string, message: string): void {
+    this.problemCount++;
+    if (this.problems.length < this.maxProblems) this.problems.push({ file, message });
+  }
+
+  abs(rel: string): string {
+    return join(this.dir, rel);
+  }
+
+  /** File bytes, or undefined (after reporting `missing` when given) when the file is absent. */
+  readBytes(rel: string, missing?: string): Buffer | undefined {
+    try {
+      return readFileSync(this.abs(rel));
+    } catch (e) {
+      if (missing !== undefined) this.missingProblem(rel, isErrno(e, 'ENOENT') ? missing : `cannot be read (${(e as Error).message})`);
+      return undefined;
+    }
+  }
+
+  /** Reports a missing or unreadable file once, however many checks need it. */
+  missingProblem(rel: string, message: string): void {
+    if (this.missing.has(rel)) return;
+    if (this.missing.size < this.maxProblems) this.missing.add(rel);
+    this.problem(rel, message);
+  }
+
+  exists(rel: string): boolean {
+    try {
+      return statSync(this.abs(rel)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Parsed JSON, or undefined after reporting why not (missing / unreadable / not JSON). */
+  readJson(rel: string, missing: string): { doc: unknown; text: string } | undefined {
+    const buf = this.readBytes(rel, missing);
+    if (!buf) return undefined;
+    const text = buf.toString('utf8');
+    try {
+      return { doc: JSON.parse(text), text };
+    } catch (e) {
+      this.problem(rel, `is not valid JSON (${(e as Error).message})`);
+      return undefined;
+    }
+  }
+
+  /** A /tx document's text, or null when there is none. */
+  txText(txid: string): string | null {
+    try {
+      return readFileSync(this.abs(txPath(txid, 'json')), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  private loadTx(txid: string): TxLinks | null {
+    const text = this.txText(txid);
+    if (text === null) return null;
+    try {
+      return txLinks(JSON.parse(text));
+    } catch {
+      return txLinks(undefined); // reported where the file itself is checked
+    }
+  }
+
+
+}
+
+export function splitFirst(rel: string): [string, string] {
+  const i = rel.indexOf('/');
+  return i === -1 ? [rel, ''] : [rel.slice(0, i), rel.slice(i + 1)];
+}
+
+export async function countLines(path: string): Promise<number | undefined> {
+  try {
+    let n = 0;
+    for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
+    }
+    return n;
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return undefined;
+    throw e;
+  }
+}
+
+/** Every non-directory entry below `root`, as a '/'-separated relative path; directories are streamed, not listed whole. */
+export function walk(root: string, rel: string, visit: (rel: string) => void): void {
+  let dir: Dir;
+  try {
+    dir = opendirSync(rel === '' ? root : join(root, rel), { bufferSize: 256 });
+  } catch {
+    return;
+  }
+  try {
+    for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (entry.isDirectory()) walk(root, child, visit);
+      else visit(child);
+    }
+  } finally {
+    dir.closeSync();
+  }
+}
