@@ -148,9 +148,15 @@ describe.skipIf(!HAVE_SHARED)('build: Bitcoin mainnet 0–599', () => {
     }
   });
 
-  it('is deterministic: building again into the same --out gives the same manifest', async () => {
+  it('is deterministic: a full rebuild into the same --out writes every file again and gives the same manifest', async () => {
     const first = readFileSync(join(out, MANIFEST_PATH), 'utf8');
-    await buildSnapshot({ source: nbitcoinSource(), outDir: out });
+    const again = await buildSnapshot({ source: nbitcoinSource(), outDir: out, full: true });
+    expect(again.mode).toBe('full');
+    expect(again.fullReason).toBe('asked for a full build');
+    const listed = first.trim().split('\n').length; // every file but the manifest itself
+    expect(again.files).toBe(listed + 1);
+    expect(again.written).toBe(listed);
+    expect(again.unchanged).toBe(0);
     expect(readFileSync(join(out, MANIFEST_PATH), 'utf8')).toBe(first);
   });
 

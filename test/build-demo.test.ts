@@ -185,9 +185,15 @@ describe('build: the demo chain (Namecoin regtest)', () => {
     expect(links).toBeGreaterThan(10);
   });
 
-  it('is deterministic: building again into the same --out gives a byte-identical manifest', async () => {
+  it('is deterministic: a full rebuild into the same --out writes every file again and gives a byte-identical manifest', async () => {
     const first = read(MANIFEST_PATH);
-    await buildSnapshot({ source: demoSource(), outDir: out });
+    const again = await buildSnapshot({ source: demoSource(), outDir: out, full: true });
+    expect(again.mode).toBe('full');
+    expect(again.fullReason).toBe('asked for a full build');
+    const listed = first.trim().split('\n').length; // every file but the manifest itself
+    expect(again.files).toBe(listed + 1);
+    expect(again.written).toBe(listed);
+    expect(again.unchanged).toBe(0);
     expect(read(MANIFEST_PATH)).toBe(first);
   });
 
