@@ -1,7 +1,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
-// The slowest files (measured, see README "Set-up"), started first so that the two workers end
+// The slowest files (measured on 2 cores), started first so that the two workers end
 // together instead of one long file running alone at the end; the rest in vitest's own order.
 const SLOWEST = [
   'test/incremental.test.ts',
