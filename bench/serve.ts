@@ -81,7 +81,7 @@ function requestMix(dir: string): Mix {
     let m: RegExpExecArray | null;
     if ((m = /^(tx|block)\/([0-9a-f]{64})\.(json|bin|hex)$/.exec(path))) {
       add(m[1]!, `/${m[1]}/${rand() < 0.2 ? m[2]!.toUpperCase() : m[2]}.${m[3]}`);
-    } else if ((m = /^address\/(\w+)\.json$/.exec(path))) {
+    } else if (/^address\/\w+\.json$/.test(path)) {
       add('address', `/${path}`);
     } else if ((m = /^(?:v\/([a-z_-]+)\/)?name\/(.+)\.json$/.exec(path))) {
       const keys = (m[1] ?? '').split('-').filter(Boolean);

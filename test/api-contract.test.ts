@@ -162,7 +162,10 @@ describe('API contract: schemas and OpenAPI file', () => {
     const refs: string[] = [];
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' && typeof x === 'string' ? refs.push(x) : walk(x);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+        if (k === '$ref' && typeof x === 'string') refs.push(x);
+        else walk(x);
+      }
     };
     walk(JSON.parse(readDoc('openapi.json'))); // a fresh copy: the validator resolves references in place
     const external = refs.filter((r) => !r.startsWith('#'));

@@ -37,9 +37,9 @@ export function asMemoryBlocks(chain: BuiltChain): MemoryBlock[] {
 /**
  * A Namecoin regtest chain of 101 + `extra` blocks with activity in each, then
  * either more blocks on top (no reorg) or a heavier branch from `depth` blocks
- * below the first snapshot's tip.
+ * below the first snapshot's tip (`depth`, or a random one of 1–10).
  */
-export function scenario(seed: number, opts: { reorg: boolean }): Scenario {
+export function scenario(seed: number, opts: { reorg: boolean; depth?: number }): Scenario {
   const rng = mulberry32(seed);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rng() * xs.length)]!;
   const cb = new ChainBuilder({ network: NETWORKS['namecoin-regtest'], seed, auxpow: seed % 2 === 0 });
@@ -63,7 +63,8 @@ export function scenario(seed: number, opts: { reorg: boolean }): Scenario {
     }
     if (h > 114 && registered.length > 0 && rng() < 0.5) b.nameUpdate(pick(registered), `{"at":${h},"on":"${label}"}`);
   };
-  const extra = 20 + Math.floor(rng() * 15);
+  // Tall enough for a fork above the names (114) `depth` blocks below the first tip.
+  const extra = Math.max(20 + Math.floor(rng() * 15), (opts.depth ?? 0) + 14);
   for (let i = 0; i < extra; i++) cb.block((b) => activity(b, 'a'));
   const firstTip = cb.tip.height;
   const before = asMemoryBlocks(cb.build());
@@ -71,6 +72,8 @@ export function scenario(seed: number, opts: { reorg: boolean }): Scenario {
   if (opts.reorg) {
     // Names are registered at 114: keep the fork above it so both branches hold the same names.
     reorgDepth = 1 + Math.floor(rng() * Math.min(10, firstTip - 115));
+    if (opts.depth !== undefined) reorgDepth = opts.depth;
+    if (reorgDepth > firstTip - 114) throw new Error(`a reorg of depth ${reorgDepth} would fork below the names (tip ${firstTip})`);
     let parent: BlockHandle = cb.build().main[firstTip - reorgDepth]!;
     for (let i = 0; i < reorgDepth + 1 + Math.floor(rng() * 3); i++) parent = cb.block((b) => activity(b, 'b'), { parent });
   } else {

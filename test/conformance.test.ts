@@ -366,7 +366,7 @@ async function startNginx(t: { dir: string; info: SiteInfo }, upstream: string |
       await rawRequest(url, '/stats.json');
       break;
     } catch (e) {
-      if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not start: ${stderr} ${(e as Error).message}`);
+      if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not start: ${stderr} ${(e as Error).message}`, { cause: e });
       await new Promise((r) => setTimeout(r, 50));
     }
   }

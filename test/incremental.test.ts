@@ -26,13 +26,20 @@ const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Par
 
 
 describe('incremental builds equal full builds', () => {
+  // Two random chains without a reorg, three with one: the shallowest, a middle and the deepest
+  // reorg depth the scenarios make (1, 5, 10).
   const cases = [
-    ...[11, 12, 13].map((seed) => ({ seed, reorg: false })),
-    ...[21, 22, 23, 24].map((seed) => ({ seed, reorg: true })),
+    ...[11, 12].map((seed) => ({ seed, reorg: false, depth: undefined })),
+    ...[
+      [21, 1],
+      [22, 5],
+      [23, 10],
+    ].map(([seed, depth]) => ({ seed: seed!, reorg: true, depth })),
   ];
 
-  it.each(cases)('seed $seed, reorg $reorg: build(M) then build(N) is byte-identical to build(N)', async ({ seed, reorg }) => {
-    const sc = scenario(seed, { reorg });
+  it.each(cases)('seed $seed, reorg $reorg (depth $depth): build(M) then build(N) is byte-identical to build(N)', async ({ seed, reorg, depth }) => {
+    const sc = scenario(seed, { reorg, depth });
+    if (depth !== undefined) expect(sc.reorgDepth).toBe(depth);
     const inc = join(root, `inc-${seed}`);
     const fresh = join(root, `fresh-${seed}`);
     const first = await build(sc.before, inc, sc.m);

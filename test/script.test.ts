@@ -125,8 +125,14 @@ function asmToScript(asm: string): Buffer {
       if (mark === 238) return data; // the whole script
       const head =
         mark === 0 ? Buffer.from([len]) : mark === 76 ? Buffer.from([0x4c, len]) : mark === 77 ? Buffer.alloc(3) : Buffer.alloc(5);
-      if (mark === 77) (head[0] = 0x4d), head.writeUInt16LE(len, 1);
-      if (mark === 78) (head[0] = 0x4e), head.writeUInt32LE(len, 1);
+      if (mark === 77) {
+        head[0] = 0x4d;
+        head.writeUInt16LE(len, 1);
+      }
+      if (mark === 78) {
+        head[0] = 0x4e;
+        head.writeUInt32LE(len, 1);
+      }
       parts.push(head, data);
     } else {
       expect(tok).toMatch(/^([0-9a-f]{2})+$/);

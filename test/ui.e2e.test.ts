@@ -152,7 +152,7 @@ describe.skipIf(!HAVE_CHROMIUM)(HAVE_CHROMIUM ? 'browsing UI in headless Chromiu
       expect(link).not.toBeNull();
       // The link's name page reads the name's own document.
       const bytes = decodeNamePath(e.path);
-      if (bytes) expect(link).toBe(`#/name/${[...bytes].map((c) => (/[A-Za-z0-9._\/-]/.test(String.fromCharCode(c)) ? String.fromCharCode(c) : '%' + c.toString(16).toUpperCase().padStart(2, '0'))).join('')}`);
+      if (bytes) expect(link).toBe(`#/name/${[...bytes].map((c) => (/[A-Za-z0-9._/-]/.test(String.fromCharCode(c)) ? String.fromCharCode(c) : '%' + c.toString(16).toUpperCase().padStart(2, '0'))).join('')}`);
     }
     await screenshots(b, 'names');
     await b.page.fill('#names-filter', 'hist');

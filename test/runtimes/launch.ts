@@ -114,7 +114,7 @@ async function waitReady(url: string, deadline: number, what: string, output: ()
       await rawRequest(url, '/');
       return url;
     } catch (e) {
-      if (Date.now() > deadline) throw new Error(`${what} did not answer on ${url}: ${(e as Error).message}\n${output().slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`${what} did not answer on ${url}: ${(e as Error).message}\n${output().slice(-3000)}`, { cause: e });
       await new Promise((r) => setTimeout(r, 200));
     }
   }
