@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
-import { generateChain } from '../src/chain/builder/generate.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/site/layout.js';

@@ -2,7 +2,7 @@
  * Throughput of the test-chain generator: `npx tsx bench/builder.ts [txCount] [network]`
  * (default 1,000,000 transactions on namecoin-regtest with AuxPoW, and bitcoin-regtest).
  */
-import { generateChain } from '../src/chain/builder/generate.js';
+import { generateChain } from '../src/builder/generate.js';
 import { getNetwork } from '../src/chain/networks.js';
 
 const txCount = Number(process.argv[2] ?? 1_000_000);

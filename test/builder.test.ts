@@ -11,12 +11,12 @@ import { blockSubsidy, NETWORKS, type Network } from '../src/chain/networks.js';
 import { classifyScript, redeemScriptType } from '../src/chain/script.js';
 import { isCoinbase, type Tx } from '../src/chain/tx.js';
 import { bitsToTarget } from '../src/chain/work.js';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
-import { ChainBuilder, type BuiltBlock, type BuiltChain, type NameNewHandle, type TxHandle } from '../src/chain/builder/chain.js';
-import { generateChain } from '../src/chain/builder/generate.js';
-import { locks } from '../src/chain/builder/scripts.js';
-import { regtestGenesis } from '../src/chain/builder/serialize.js';
-import { DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT, demoChain } from '../src/chain/demo.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { ChainBuilder, type BuiltBlock, type BuiltChain, type NameNewHandle, type TxHandle } from '../src/builder/chain.js';
+import { generateChain } from '../src/builder/generate.js';
+import { locks } from '../src/builder/scripts.js';
+import { regtestGenesis } from '../src/builder/serialize.js';
+import { DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT, demoChain } from '../src/builder/demo.js';
 
 const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
 const BTC = NETWORKS['bitcoin-regtest'];

@@ -1,5 +1,5 @@
 import { createECDH } from 'node:crypto';
-import { hash160 } from '../hash.js';
+import { hash160 } from '../chain/hash.js';
 import type { Prng } from './prng.js';
 
 /** A deterministic key: a real secp256k1 point (private key from the PRNG), no signing. */

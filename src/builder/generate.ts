@@ -1,6 +1,6 @@
-import * as nodeCrypto from 'node:crypto';
-import { toDisplayHex } from '../hash.js';
-import { blockSubsidy, isNamecoin, type Network } from '../networks.js';
+import { sha256d, sha256dParts, toDisplayHex } from '../chain/hash.js';
+import { merkleRoot } from '../chain/merkle.js';
+import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
 import { ByteWriter } from './bytes.js';
 import { NAME_AMOUNT, NAMECOIN_TX_VERSION, MIN_FIRSTUPDATE_DEPTH } from './chain.js';
 import { KeyFactory, Signer } from './keys.js';
@@ -15,6 +15,7 @@ import {
   REGTEST_BITS,
   regtestGenesis,
   serializeHeader,
+  witnessCommitmentScript,
   ZERO_HASH,
 } from './serialize.js';
 
@@ -72,38 +73,6 @@ interface ActiveName {
 
 const COINBASE_MATURITY = 100;
 
-type OneShot = (algorithm: string, data: Uint8Array, outputEncoding: 'buffer') => Buffer;
-const oneShot = (nodeCrypto as unknown as { hash?: OneShot }).hash;
-
-/** sha256d with Node's one-shot crypto.hash when available (Node ≥ 20.12), else createHash. */
-const sha256d: (data: Uint8Array) => Buffer = oneShot
-  ? (data) => oneShot('sha256', oneShot('sha256', data, 'buffer'), 'buffer')
-  : (data) => nodeCrypto.createHash('sha256').update(nodeCrypto.createHash('sha256').update(data).digest()).digest();
-
-const pair = Buffer.alloc(64);
-
-/** Merkle root (Bitcoin style) reusing one 64-byte scratch buffer; `level` is consumed. */
-function fastMerkleRoot(level: Buffer[]): Buffer {
-  if (level.length === 0) return Buffer.alloc(32);
-  while (level.length > 1) {
-    const n = level.length;
-    let j = 0;
-    for (let i = 0; i < n; i += 2) {
-      level[i]!.copy(pair, 0);
-      (level[i + 1] ?? level[i]!).copy(pair, 32);
-      level[j++] = sha256d(pair);
-    }
-    level.length = j;
-  }
-  return level[0]!;
-}
-
-/** BIP141 commitment script from wtxids (coinbase's replaced by zero). */
-function commitmentScript(whashes: readonly Buffer[]): Buffer {
-  const root = fastMerkleRoot([ZERO_HASH, ...whashes]);
-  const commitment = sha256d(Buffer.concat([root, ZERO_HASH]));
-  return Buffer.concat([Buffer.from('6a24aa21a9ed', 'hex'), commitment]);
-}
 const DUST = 1000;
 const FEE_PER_INPUT = 150;
 const FEE_BASE = 250;
@@ -395,7 +364,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     }
     if (anyWitness) {
       cbw.u64(0);
-      cbw.varBytes(commitmentScript(whashes));
+      cbw.varBytes(witnessCommitmentScript([ZERO_HASH, ...whashes]));
     }
     const bodyEnd = cbw.pos;
     if (anyWitness) {
@@ -404,14 +373,14 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     }
     cbw.u32(0);
     const cbHash = anyWitness
-      ? sha256d(Buffer.concat([cbw.view(0, 4), cbw.view(bodyStart, bodyEnd), cbw.view(cbw.pos - 4, cbw.pos)]))
+      ? sha256dParts([cbw.view(0, 4), cbw.view(bodyStart, bodyEnd), cbw.view(cbw.pos - 4, cbw.pos)])
       : sha256d(cbw.view());
     const matured: Utxo[] = [];
     for (let i = 0; i < cbOuts; i++) if (cbValues[i]! > 0) matured.push({ hash: cbHash, vout: i, value: cbValues[i]!, tpl: cbTpls[i]! });
     maturing.push({ height: height + COINBASE_MATURITY, utxos: matured });
 
     // Header, PoW / AuxPoW, assembly.
-    const header = serializeHeader({ version, prevHash, merkleRoot: fastMerkleRoot([cbHash, ...hashes]), time, bits: REGTEST_BITS, nonce: 0 });
+    const header = serializeHeader({ version, prevHash, merkleRoot: merkleRoot([cbHash, ...hashes]), time, bits: REGTEST_BITS, nonce: 0 });
     let hash: Buffer;
     let aux: Buffer | undefined;
     if (auxpow) {

@@ -1,7 +1,7 @@
-import { sha256d, toDisplayHex } from '../hash.js';
-import { merkleRoot } from '../merkle.js';
-import { blockSubsidy, isNamecoin, type Network } from '../networks.js';
-import { blockWork } from '../work.js';
+import { sha256d, toDisplayHex } from '../chain/hash.js';
+import { merkleRoot } from '../chain/merkle.js';
+import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
+import { blockWork } from '../chain/work.js';
 import { KeyFactory, Signer, type Key } from './keys.js';
 import { Prng } from './prng.js';
 import { locks, nameCommitment, unlock, type Lock } from './scripts.js';

@@ -1,7 +1,7 @@
-import type { BlockHeader } from '../block.js';
-import { sha256d, sha256dParts, toDisplayHex } from '../hash.js';
-import { merkleRoot } from '../merkle.js';
-import { bitsToTarget } from '../work.js';
+import type { BlockHeader } from '../chain/block.js';
+import { sha256d, sha256dParts, toDisplayHex } from '../chain/hash.js';
+import { merkleRoot } from '../chain/merkle.js';
+import { bitsToTarget } from '../chain/work.js';
 import { ByteWriter } from './bytes.js';
 import type { Prng } from './prng.js';
 import { pushData, pushInt } from './scripts.js';
