@@ -1,4 +1,4 @@
-import { sha256d, sha256dParts, toDisplayHex } from '../chain/hash.js';
+import { sha256d, toDisplayHex } from '../chain/hash.js';
 import { merkleRoot } from '../chain/merkle.js';
 import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
 import { ByteWriter } from './bytes.js';
@@ -15,8 +15,11 @@ import {
   REGTEST_BITS,
   regtestGenesis,
   serializeHeader,
+  txHashes,
   witnessCommitmentScript,
+  writeTx,
   ZERO_HASH,
+  type TxInData,
 } from './serialize.js';
 
 export interface GenerateOptions {
@@ -34,7 +37,53 @@ export interface GenerateOptions {
   nameRate?: number;
   /** Coinbase outputs per block (default 10): they seed the spendable pool. */
   coinbaseOutputs?: number;
+  /**
+   * Shape of the chain (default `bench`):
+   * - `bench`: full blocks from the start, 1–3 inputs and 1–5 outputs per tx, payees drawn
+   *   from a fixed pool of ~430 scripts (every address in a large share of all txs), name
+   *   rate 2%;
+   * - `real`: a real-world shape (see {@link RealWorldShape}): a growing address population with
+   *   heavy-tailed reuse, ~2.5 inputs and outputs per tx with consolidations and batch payouts
+   *   of hundreds, blocks growing from nearly empty to `txPerBlock`, name rate 4%.
+   */
+  profile?: ChainProfile;
+  /** Parameters of the `real` profile (defaults: {@link REAL_WORLD_DEFAULTS}). */
+  real?: Partial<RealWorldShape>;
 }
+
+export type ChainProfile = 'bench' | 'real';
+
+/** Parameters of the real-world profile. */
+export interface RealWorldShape {
+  /** Share of payees that are one of the `hubs` exchange-like addresses. */
+  hubShare: number;
+  /** How many hub addresses; hub k (from 1) is drawn with weight 1/k^zipf. */
+  hubs: number;
+  zipf: number;
+  /** Share of payees that reuse an earlier ordinary address, in proportion to its uses so far; the other payees are new addresses. */
+  reuseShare: number;
+  /** Share of txs with 100–499 inputs (consolidations), and with 100–499 outputs (batch payouts). */
+  consolidationRate: number;
+  batchRate: number;
+  /** Tx blocks grow as (n / rampBlocks)² × txPerBlock up to txPerBlock; rampBlocks = rampFactor × txCount / txPerBlock (1.5: half the txs in the ramp). */
+  rampFactor: number;
+}
+
+export const REAL_WORLD_DEFAULTS: RealWorldShape = {
+  hubShare: 0.3,
+  hubs: 50,
+  zipf: 1,
+  reuseShare: 0.15,
+  consolidationRate: 0.0015,
+  batchRate: 0.0015,
+  rampFactor: 1.5,
+};
+
+/**
+ * Name operations per tx on Namecoin networks: `bench` 2%; `real` 4%, our assumption for
+ * Namecoin mainnet (~7M txs, a few hundred thousand name operations: ~280k at 4%).
+ */
+export const NAME_RATES: Record<ChainProfile, number> = { bench: 0.02, real: 0.04 };
 
 export interface GeneratedBlock {
   height: number;
@@ -91,7 +140,9 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
   const auxpow = opts.auxpow ?? net.auxpow;
   const txPerBlock = opts.txPerBlock ?? 1000;
   const names = isNamecoin(net);
-  const nameRate = names ? (opts.nameRate ?? 0.02) : 0;
+  const real = opts.profile === 'real';
+  const shape: RealWorldShape = { ...REAL_WORLD_DEFAULTS, ...opts.real };
+  const nameRate = names ? (opts.nameRate ?? NAME_RATES[real ? 'real' : 'bench']) : 0;
   const cbOuts = opts.coinbaseOutputs ?? 10;
   const prng = new Prng(`${opts.seed}/generate`);
   const keys = new KeyFactory(new Prng(`${opts.seed}/generate-keys`));
@@ -120,9 +171,12 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     const inst = Array.from({ length: 48 }, () => mk(make()));
     for (let i = 0; i < w; i++) weighted.push(inst);
   }
-  const pickTpl = () => prng.pick(prng.pick(weighted));
   const opReturn = locks.opReturn(Buffer.from('generated', 'utf8')).script;
   const nameAddr = Array.from({ length: 32 }, () => mk(locks.p2pkh(kp())));
+  // bench: a template from the fixed pool; real: a payee (hub, reused or new address).
+  const pickTpl = real ? realPayees(shape, prng, keys, mk) : () => prng.pick(prng.pick(weighted));
+  const nameTpl = real ? pickTpl : () => prng.pick(nameAddr);
+  const rampBlocks = Math.max(1, Math.ceil((shape.rampFactor * opts.txCount) / txPerBlock));
 
   // ---- state ------------------------------------------------------------------
   const spendable: Utxo[] = [];
@@ -141,8 +195,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
   let made = 0;
   const txw = new ByteWriter(1 << 20);
   const cbw = new ByteWriter(4096);
-  const legacy = new ByteWriter(4096);
-  const hashes: Buffer[] = [];
+    const hashes: Buffer[] = [];
   const whashes: Buffer[] = [];
   const ins: Utxo[] = [];
   const outScripts: Buffer[] = [];
@@ -158,53 +211,15 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     return u;
   };
 
-  /** Serializes one tx from ins/outs into txw; returns created Utxos (with the txid). */
-  const writeTx = (txVersion: number, nameInput: Utxo | undefined): Buffer => {
-    const start = txw.pos;
-    const allIns = nameInput ? [nameInput, ...ins] : ins;
-    let witness = false;
-    for (const u of allIns) if (u.tpl.witness) witness = true;
-    txw.u32(txVersion);
-    if (witness) {
-      txw.u8(0);
-      txw.u8(1);
-    }
-    const bodyStart = txw.pos;
-    txw.varint(allIns.length);
-    for (const u of allIns) {
-      txw.bytes(u.hash);
-      txw.u32(u.vout);
-      txw.varBytes(u.tpl.scriptSig);
-      txw.u32(0xfffffffe);
-    }
-    txw.varint(outScripts.length);
-    for (let i = 0; i < outScripts.length; i++) {
-      txw.u64(outValues[i]!);
-      txw.varBytes(outScripts[i]!);
-    }
-    const bodyEnd = txw.pos;
-    if (witness) {
-      for (const u of allIns) {
-        const items = u.tpl.witness ?? [];
-        txw.varint(items.length);
-        for (const it of items) txw.varBytes(it);
-      }
-    }
-    txw.u32(0);
-    const buf = txw.buf;
-    let hash: Buffer;
-    if (witness) {
-      legacy.reset();
-      legacy.bytes(buf.subarray(start, start + 4));
-      legacy.bytes(buf.subarray(bodyStart, bodyEnd));
-      legacy.bytes(buf.subarray(txw.pos - 4, txw.pos));
-      hash = sha256d(legacy.view());
-      whashes.push(sha256d(buf.subarray(start, txw.pos)));
-    } else {
-      hash = sha256d(buf.subarray(start, txw.pos));
-      whashes.push(hash);
-    }
+  const txIn = (u: Utxo): TxInData => ({ prevHash: u.hash, prevIndex: u.vout, script: u.tpl.scriptSig, sequence: 0xfffffffe, witness: u.tpl.witness });
+
+  /** Serializes one tx from ins/outs into txw; returns its txid (internal order). */
+  const emitTx = (version: number, nameInput: Utxo | undefined): Buffer => {
+    const inputs = (nameInput ? [nameInput, ...ins] : ins).map(txIn);
+    const outputs = outScripts.map((script, i) => ({ value: BigInt(outValues[i]!), script }));
+    const { hash, whash } = txHashes(txw.buf, writeTx(txw, { version, inputs, outputs, lockTime: 0 }));
     hashes.push(hash);
+    whashes.push(whash);
     return hash;
   };
 
@@ -224,7 +239,9 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       });
     }
 
-    const target = height <= COINBASE_MATURITY ? 0 : Math.min(txPerBlock, opts.txCount - made);
+    const n = height - COINBASE_MATURITY; // tx block number, from 1
+    const size = real && n < rampBlocks ? Math.max(1, Math.round(txPerBlock * (n / rampBlocks) ** 2)) : txPerBlock;
+    const target = n <= 0 ? 0 : Math.min(size, opts.txCount - made);
     let inBlock = 0;
     const nameUsed = new Set<ActiveName>();
     while (inBlock < target && spendable.length > 0) {
@@ -240,7 +257,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
           spendable.push(funding); // too small to fund a name op: make a plain tx instead
         } else {
           ins.push(funding);
-          const addr = prng.pick(nameAddr);
+          const addr = nameTpl();
           let pend = pendingNames[pendingHead];
           // A commitment whose name was re-registered by another one meanwhile is dropped (its output stays unspent).
           while (pend && height - pend.height >= MIN_FIRSTUPDATE_DEPTH && activeSet.has(pend.name.toString('latin1'))) pend = pendingNames[++pendingHead];
@@ -277,7 +294,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
           const ct = pickTpl();
           outScripts.push(script, ct.script);
           outValues.push(Number(NAME_AMOUNT), change);
-          const hash = writeTx(NAMECOIN_TX_VERSION, nameInput);
+          const hash = emitTx(NAMECOIN_TX_VERSION, nameInput);
           after({ hash, vout: 0, value: Number(NAME_AMOUNT), tpl: addr });
           spendable.push({ hash, vout: 1, value: change, tpl: ct });
           fees += fee;
@@ -287,17 +304,25 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
         }
       }
       // Plain spend.
-      const r = prng.float();
-      let nIn = r < 0.7 ? 1 : r < 0.95 ? 2 : 3;
-      if (spendable.length > 400_000) nIn++;
+      let nIn: number;
+      if (real) nIn = prng.chance(shape.consolidationRate) ? 100 + prng.int(400) : smallCount(prng, 0.55, 0.82);
+      else {
+        const r = prng.float();
+        nIn = r < 0.7 ? 1 : r < 0.95 ? 2 : 3;
+        if (spendable.length > 400_000) nIn++;
+      }
       let total = 0;
       for (let i = 0; i < nIn && spendable.length > 0; i++) {
         const u = takeRandom();
         ins.push(u);
         total += u.value;
       }
-      const r2 = prng.float();
-      let nOut = r2 < 0.2 ? 1 : r2 < 0.85 ? 2 : 3 + prng.int(3);
+      let nOut: number;
+      if (real) nOut = prng.chance(shape.batchRate) ? 100 + prng.int(400) : smallCount(prng, 0.25, 0.85);
+      else {
+        const r2 = prng.float();
+        nOut = r2 < 0.2 ? 1 : r2 < 0.85 ? 2 : 3 + prng.int(3);
+      }
       const fee = FEE_BASE + FEE_PER_INPUT * ins.length + 40 * nOut;
       while (nOut > 1 && total - fee < nOut * DUST * 10) nOut--;
       if (total - fee < DUST) {
@@ -305,7 +330,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
         outScripts.push(opReturn);
         outValues.push(0);
         outTpls.push(undefined);
-        writeTx(2, undefined);
+        emitTx(2, undefined);
         fees += total;
         inBlock++;
         made++;
@@ -315,7 +340,9 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       for (let i = 0; i < nOut; i++) {
         const t = pickTpl();
         const rest = nOut - 1 - i;
-        const v = rest === 0 ? left : Math.min(left - rest * DUST, Math.max(DUST, Math.floor(left * (0.2 + 0.6 * prng.float()))));
+        // bench: 20–80% of what is left; real: 50–150% of an equal share (batch payouts stay above dust).
+        const want = () => (real ? (left / (rest + 1)) * (0.5 + prng.float()) : left * (0.2 + 0.6 * prng.float()));
+        const v = rest === 0 ? left : Math.min(left - rest * DUST, Math.max(DUST, Math.floor(want())));
         left -= v;
         outScripts.push(t.script);
         outValues.push(v);
@@ -326,7 +353,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
         outValues.push(0);
         outTpls.push(undefined);
       }
-      const hash = writeTx(2, undefined);
+      const hash = emitTx(2, undefined);
       for (let i = 0; i < outTpls.length; i++) {
         const t = outTpls[i];
         if (t) spendable.push({ hash, vout: i, value: outValues[i]!, tpl: t });
@@ -342,39 +369,13 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     const reward = Number(blockSubsidy(net, height)) + fees;
     const cbTpls: Template[] = [];
     for (let i = 0; i < cbOuts; i++) cbTpls.push(pickTpl());
-    cbw.u32(2);
-    if (anyWitness) {
-      cbw.u8(0);
-      cbw.u8(1);
-    }
-    const bodyStart = cbw.pos;
-    cbw.varint(1);
-    cbw.bytes(ZERO_HASH);
-    cbw.u32(0xffffffff);
-    cbw.varBytes(coinbaseScriptSig(height, prng.bytes(4)));
-    cbw.u32(0xffffffff);
-    cbw.varint(cbOuts + (anyWitness ? 1 : 0));
     const share = Math.floor(reward / cbOuts);
     const cbValues: number[] = [];
-    for (let i = 0; i < cbOuts; i++) {
-      const v = i === 0 ? reward - share * (cbOuts - 1) : share;
-      cbValues.push(v);
-      cbw.u64(v);
-      cbw.varBytes(cbTpls[i]!.script);
-    }
-    if (anyWitness) {
-      cbw.u64(0);
-      cbw.varBytes(witnessCommitmentScript([ZERO_HASH, ...whashes]));
-    }
-    const bodyEnd = cbw.pos;
-    if (anyWitness) {
-      cbw.varint(1);
-      cbw.varBytes(ZERO_HASH);
-    }
-    cbw.u32(0);
-    const cbHash = anyWitness
-      ? sha256dParts([cbw.view(0, 4), cbw.view(bodyStart, bodyEnd), cbw.view(cbw.pos - 4, cbw.pos)])
-      : sha256d(cbw.view());
+    for (let i = 0; i < cbOuts; i++) cbValues.push(i === 0 ? reward - share * (cbOuts - 1) : share);
+    const cbOutputs = cbTpls.map((t, i) => ({ value: BigInt(cbValues[i]!), script: t.script }));
+    if (anyWitness) cbOutputs.push({ value: 0n, script: witnessCommitmentScript([ZERO_HASH, ...whashes]) });
+    const cbInput = { prevHash: ZERO_HASH, prevIndex: 0xffffffff, script: coinbaseScriptSig(height, prng.bytes(4)), sequence: 0xffffffff, witness: anyWitness ? [ZERO_HASH] : undefined };
+    const cbHash = txHashes(cbw.buf, writeTx(cbw, { version: 2, inputs: [cbInput], outputs: cbOutputs, lockTime: 0 })).hash;
     const matured: Utxo[] = [];
     for (let i = 0; i < cbOuts; i++) if (cbValues[i]! > 0) matured.push({ hash: cbHash, vout: i, value: cbValues[i]!, tpl: cbTpls[i]! });
     maturing.push({ height: height + COINBASE_MATURITY, utxos: matured });
@@ -397,4 +398,58 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     prevHash = hash;
     time += 600;
   }
+}
+
+/** 1 below `p1`, 2 below `p2`, else 3–8. */
+function smallCount(prng: Prng, p1: number, p2: number): number {
+  const r = prng.float();
+  return r < p1 ? 1 : r < p2 ? 2 : 3 + prng.int(6);
+}
+
+/**
+ * Payees of the real-world profile: a hub (Zipf over `hubs` addresses), an earlier ordinary
+ * address in proportion to its uses (preferential attachment: a heavy tail), or a new address.
+ * Keys are key-shaped PRNG bytes (KeyFactory.fakeKey): a real key costs ~0.3 ms.
+ */
+function realPayees(shape: RealWorldShape, prng: Prng, keys: KeyFactory, mk: (lock: Lock) => Template): () => Template {
+  const kinds: [number, () => Lock][] = [
+    [45, () => locks.p2pkh(keys.fakeKey())],
+    [33, () => locks.p2wpkh(keys.fakeKey())],
+    [10, () => locks.p2sh(locks.p2wpkh(keys.fakeKey()))],
+    [8, () => locks.p2tr(keys.fakeKey())],
+    [2, () => locks.p2sh(locks.multisig(2, [keys.fakeKey(), keys.fakeKey(), keys.fakeKey()]))],
+    [1, () => locks.p2wsh(locks.multisig(2, [keys.fakeKey(), keys.fakeKey()]))],
+    [1, () => locks.p2pk(keys.fakeKey())],
+  ];
+  const totalWeight = kinds.reduce((a, [w]) => a + w, 0);
+  const fresh = (): Template => {
+    let r = prng.int(totalWeight);
+    for (const [w, make] of kinds) {
+      if (r < w) return mk(make());
+      r -= w;
+    }
+    throw new Error('unreachable');
+  };
+  const hubs = Array.from({ length: shape.hubs }, fresh);
+  const cdf: number[] = [];
+  let acc = 0;
+  for (let k = 1; k <= shape.hubs; k++) cdf.push((acc += 1 / k ** shape.zipf));
+  const urn: Template[] = []; // one entry per use of an ordinary address
+  return () => {
+    const r = prng.float();
+    if (r < shape.hubShare) {
+      const x = prng.float() * acc;
+      let lo = 0;
+      let hi = cdf.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cdf[mid]! > x) hi = mid;
+        else lo = mid + 1;
+      }
+      return hubs[lo]!;
+    }
+    const t = r < shape.hubShare + shape.reuseShare && urn.length > 0 ? prng.pick(urn) : fresh();
+    urn.push(t);
+    return t;
+  };
 }
