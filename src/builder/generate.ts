@@ -251,8 +251,13 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       outTpls.length = 0;
       // Namecoin name operation?
       if (nameRate > 0 && prng.float() < nameRate) {
-        const funding = takeRandom();
+        let funding = takeRandom();
         const fee = FEE_BASE + FEE_PER_INPUT * 2;
+        // real: look a little further for a coin that can fund it, so the name rate is met.
+        for (let tries = 0; real && tries < 10 && funding.value < Number(NAME_AMOUNT) + fee + DUST; tries++) {
+          spendable.push(funding);
+          funding = takeRandom();
+        }
         if (funding.value < Number(NAME_AMOUNT) + fee + DUST) {
           spendable.push(funding); // too small to fund a name op: make a plain tx instead
         } else {
