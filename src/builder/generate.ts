@@ -40,7 +40,7 @@ export interface GenerateOptions {
   /**
    * Shape of the chain (default `bench`):
    * - `bench`: full blocks from the start, 1–3 inputs and 1–5 outputs per tx, payees drawn
-   *   from a fixed pool of ~430 scripts (every address in a large share of all txs), name
+   *   from a fixed pool of 432 scripts over 64 keys (every address in a large share of all txs), name
    *   rate 2%;
    * - `real`: a real-world shape (see {@link RealWorldShape}): a growing address population with
    *   heavy-tailed reuse, ~2.5 inputs and outputs per tx with consolidations and batch payouts
