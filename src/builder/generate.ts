@@ -62,7 +62,11 @@ export interface RealWorldShape {
   zipf: number;
   /** Share of payees that reuse an earlier ordinary address, in proportion to its uses so far; the other payees are new addresses. */
   reuseShare: number;
-  /** Share of txs with 100–499 inputs (consolidations), and with 100–499 outputs (batch payouts). */
+  /**
+   * Share of txs that are a hub's consolidation (100–499 of its coins to itself) or batch payout
+   * (1–3 of its coins to 100–500 payees and itself). Hub coins are spent only so, as an
+   * exchange's wallet: the defaults keep the coins in and out of the hubs about balanced.
+   */
   consolidationRate: number;
   batchRate: number;
   /** Tx blocks grow as (n / rampBlocks)² × txPerBlock up to txPerBlock; rampBlocks = rampFactor × txCount / txPerBlock (1.5: half the txs in the ramp). */
@@ -70,12 +74,12 @@ export interface RealWorldShape {
 }
 
 export const REAL_WORLD_DEFAULTS: RealWorldShape = {
-  hubShare: 0.3,
+  hubShare: 0.25,
   hubs: 50,
   zipf: 1,
   reuseShare: 0.15,
-  consolidationRate: 0.0015,
-  batchRate: 0.0015,
+  consolidationRate: 0.0025,
+  batchRate: 0.001,
   rampFactor: 1.5,
 };
 
@@ -98,6 +102,8 @@ interface Template {
   script: Buffer;
   scriptSig: Buffer;
   witness: Buffer[] | undefined;
+  /** real profile: the hub's number when this is a hub address (its coins are kept apart). */
+  hub?: number;
 }
 
 interface Utxo {
@@ -174,12 +180,16 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
   const opReturn = locks.opReturn(Buffer.from('generated', 'utf8')).script;
   const nameAddr = Array.from({ length: 32 }, () => mk(locks.p2pkh(kp())));
   // bench: a template from the fixed pool; real: a payee (hub, reused or new address).
-  const pickTpl = real ? realPayees(shape, prng, keys, mk) : () => prng.pick(prng.pick(weighted));
+  const payees = real ? realPayees(shape, prng, keys, mk) : undefined;
+  const pickTpl = payees ? payees.payee : () => prng.pick(prng.pick(weighted));
   const nameTpl = real ? pickTpl : () => prng.pick(nameAddr);
   const rampBlocks = Math.max(1, Math.ceil((shape.rampFactor * opts.txCount) / txPerBlock));
 
   // ---- state ------------------------------------------------------------------
   const spendable: Utxo[] = [];
+  // real: each hub's coins, spent only by its consolidations and batch payouts (as an exchange's wallet).
+  const hubCoins: Utxo[][] = Array.from({ length: payees ? shape.hubs : 0 }, () => []);
+  const keep = (u: Utxo) => (u.tpl.hub === undefined ? spendable.push(u) : hubCoins[u.tpl.hub]!.push(u));
   const maturing: { height: number; utxos: Utxo[] }[] = [];
   const pendingNames: PendingName[] = [];
   let pendingHead = 0;
@@ -228,7 +238,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     hashes.length = 0;
     whashes.length = 0;
     let fees = 0;
-    while (maturing.length && maturing[0]!.height <= height) for (const u of maturing.shift()!.utxos) spendable.push(u);
+    while (maturing.length && maturing[0]!.height <= height) for (const u of maturing.shift()!.utxos) keep(u);
     if (names) {
       const depth = net.nameExpirationDepth!(height);
       activeNames = activeNames.filter((n) => {
@@ -254,7 +264,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
         let funding = takeRandom();
         const fee = FEE_BASE + FEE_PER_INPUT * 2;
         // real: look a little further for a coin that can fund it, so the name rate is met.
-        for (let tries = 0; real && tries < 10 && funding.value < Number(NAME_AMOUNT) + fee + DUST; tries++) {
+        for (let tries = 0; real && tries < 30 && funding.value < Number(NAME_AMOUNT) + fee + DUST; tries++) {
           spendable.push(funding);
           funding = takeRandom();
         }
@@ -301,32 +311,53 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
           outValues.push(Number(NAME_AMOUNT), change);
           const hash = emitTx(NAMECOIN_TX_VERSION, nameInput);
           after({ hash, vout: 0, value: Number(NAME_AMOUNT), tpl: addr });
-          spendable.push({ hash, vout: 1, value: change, tpl: ct });
+          keep({ hash, vout: 1, value: change, tpl: ct });
           fees += fee;
           inBlock++;
           made++;
           continue;
         }
       }
-      // Plain spend.
+      // Plain spend; real: or a hub's consolidation (100–499 of its coins to itself) or batch payout (to 100–499 payees, change to itself).
       let nIn: number;
-      if (real) nIn = prng.chance(shape.consolidationRate) ? 100 + prng.int(400) : smallCount(prng, 0.55, 0.82);
-      else {
-        const r = prng.float();
-        nIn = r < 0.7 ? 1 : r < 0.95 ? 2 : 3;
-        if (spendable.length > 400_000) nIn++;
-      }
-      let total = 0;
-      for (let i = 0; i < nIn && spendable.length > 0; i++) {
-        const u = takeRandom();
-        ins.push(u);
-        total += u.value;
-      }
       let nOut: number;
-      if (real) nOut = prng.chance(shape.batchRate) ? 100 + prng.int(400) : smallCount(prng, 0.25, 0.85);
-      else {
-        const r2 = prng.float();
-        nOut = r2 < 0.2 ? 1 : r2 < 0.85 ? 2 : 3 + prng.int(3);
+      let hub: Template | undefined; // real: the hub paid by the last output
+      let total = 0;
+      const r0 = real ? prng.float() : 1;
+      // Too few coins outside the hubs for ordinary spends: the richest hub pays out a batch.
+      const starved = real && spendable.length < 50;
+      const hubIndex = starved ? richest(hubCoins) : r0 < shape.consolidationRate + shape.batchRate ? payees!.pickHub() : -1;
+      if (hubIndex >= 0 && hubCoins[hubIndex]!.length >= (starved ? 1 : 2)) {
+        const coins = hubCoins[hubIndex]!;
+        hub = payees!.hubs[hubIndex]!;
+        const batch = starved || r0 >= shape.consolidationRate;
+        nIn = batch ? 1 + prng.int(3) : 100 + prng.int(400);
+        nOut = batch ? 101 + prng.int(400) : 1;
+        for (let i = 0; i < nIn && coins.length > 0; i++) {
+          const j = prng.int(coins.length);
+          const u = coins[j]!;
+          coins[j] = coins[coins.length - 1]!;
+          coins.pop();
+          ins.push(u);
+          total += u.value;
+        }
+      } else {
+        if (real) nIn = smallCount(prng, 0.55, 0.83);
+        else {
+          const r = prng.float();
+          nIn = r < 0.7 ? 1 : r < 0.95 ? 2 : 3;
+          if (spendable.length > 400_000) nIn++;
+        }
+        for (let i = 0; i < nIn && spendable.length > 0; i++) {
+          const u = takeRandom();
+          ins.push(u);
+          total += u.value;
+        }
+        if (real) nOut = smallCount(prng, 0.25, 0.87);
+        else {
+          const r2 = prng.float();
+          nOut = r2 < 0.2 ? 1 : r2 < 0.85 ? 2 : 3 + prng.int(3);
+        }
       }
       const fee = FEE_BASE + FEE_PER_INPUT * ins.length + 40 * nOut;
       while (nOut > 1 && total - fee < nOut * DUST * 10) nOut--;
@@ -343,8 +374,8 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       }
       let left = total - fee;
       for (let i = 0; i < nOut; i++) {
-        const t = pickTpl();
         const rest = nOut - 1 - i;
+        const t = hub && rest === 0 ? hub : pickTpl();
         // bench: 20–80% of what is left; real: 50–150% of an equal share (batch payouts stay above dust).
         const want = () => (real ? (left / (rest + 1)) * (0.5 + prng.float()) : left * (0.2 + 0.6 * prng.float()));
         const v = rest === 0 ? left : Math.min(left - rest * DUST, Math.max(DUST, Math.floor(want())));
@@ -361,7 +392,7 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
       const hash = emitTx(2, undefined);
       for (let i = 0; i < outTpls.length; i++) {
         const t = outTpls[i];
-        if (t) spendable.push({ hash, vout: i, value: outValues[i]!, tpl: t });
+        if (t) keep({ hash, vout: i, value: outValues[i]!, tpl: t });
       }
       fees += fee;
       inBlock++;
@@ -416,7 +447,7 @@ function smallCount(prng: Prng, p1: number, p2: number): number {
  * address in proportion to its uses (preferential attachment: a heavy tail), or a new address.
  * Keys are key-shaped PRNG bytes (KeyFactory.fakeKey): a real key costs ~0.3 ms.
  */
-function realPayees(shape: RealWorldShape, prng: Prng, keys: KeyFactory, mk: (lock: Lock) => Template): () => Template {
+function realPayees(shape: RealWorldShape, prng: Prng, keys: KeyFactory, mk: (lock: Lock) => Template): { payee: () => Template; pickHub: () => number; hubs: Template[] } {
   const kinds: [number, () => Lock][] = [
     [45, () => locks.p2pkh(keys.fakeKey())],
     [33, () => locks.p2wpkh(keys.fakeKey())],
@@ -435,26 +466,35 @@ function realPayees(shape: RealWorldShape, prng: Prng, keys: KeyFactory, mk: (lo
     }
     throw new Error('unreachable');
   };
-  const hubs = Array.from({ length: shape.hubs }, fresh);
+  const hubs = Array.from({ length: shape.hubs }, (_, hub) => ({ ...fresh(), hub }));
   const cdf: number[] = [];
   let acc = 0;
   for (let k = 1; k <= shape.hubs; k++) cdf.push((acc += 1 / k ** shape.zipf));
   const urn: Template[] = []; // one entry per use of an ordinary address
-  return () => {
-    const r = prng.float();
-    if (r < shape.hubShare) {
-      const x = prng.float() * acc;
-      let lo = 0;
-      let hi = cdf.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (cdf[mid]! > x) hi = mid;
-        else lo = mid + 1;
-      }
-      return hubs[lo]!;
+  const pickHub = (): number => {
+    const x = prng.float() * acc;
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! > x) hi = mid;
+      else lo = mid + 1;
     }
+    return lo;
+  };
+  const payee = (): Template => {
+    const r = prng.float();
+    if (r < shape.hubShare) return hubs[pickHub()]!;
     const t = r < shape.hubShare + shape.reuseShare && urn.length > 0 ? prng.pick(urn) : fresh();
     urn.push(t);
     return t;
   };
+  return { payee, pickHub, hubs };
+}
+
+/** The hub holding the most coins (the lowest number on a tie). */
+function richest(hubCoins: readonly Utxo[][]): number {
+  let best = 0;
+  for (let h = 1; h < hubCoins.length; h++) if (hubCoins[h]!.length > hubCoins[best]!.length) best = h;
+  return best;
 }
