@@ -33,7 +33,7 @@ export interface GenerateOptions {
   auxpow?: boolean;
   /** Time of block 1 (default genesis + 600); blocks 600 s apart. */
   startTime?: number;
-  /** Share of transactions that are name operations on Namecoin networks (default 0.02). */
+  /** Share of transactions that are name operations on Namecoin networks (default {@link NAME_RATES} of the profile). */
   nameRate?: number;
   /** Coinbase outputs per block (default 10): they seed the spendable pool. */
   coinbaseOutputs?: number;
@@ -43,8 +43,9 @@ export interface GenerateOptions {
    *   from a fixed pool of 432 scripts over 64 keys (every address in a large share of all txs), name
    *   rate 2%;
    * - `real`: a real-world shape (see {@link RealWorldShape}): a growing address population with
-   *   heavy-tailed reuse, ~2.5 inputs and outputs per tx with consolidations and batch payouts
-   *   of hundreds, blocks growing from nearly empty to `txPerBlock`, name rate 4%.
+   *   heavy-tailed reuse and exchange-like hubs, ~2.5 inputs and outputs per tx with hub
+   *   consolidations and batch payouts of hundreds, blocks growing from nearly empty to
+   *   `txPerBlock`, name rate 4%. The benchmarks' default (README, Benchmarks).
    */
   profile?: ChainProfile;
   /** Parameters of the `real` profile (defaults: {@link REAL_WORLD_DEFAULTS}). */
@@ -134,11 +135,11 @@ const FEE_BASE = 250;
 
 /**
  * Streams a large main chain fast (benchmarks): genesis, 100 coinbase-only
- * blocks, then `txPerBlock`-sized blocks of random spends of a realistic mix
+ * blocks, then blocks of up to `txPerBlock` random spends (shaped by `profile`) of a realistic mix
  * of output types (P2PKH, P2WPKH, P2SH-P2WPKH, P2SH multisig, P2TR, P2WSH,
  * P2PK, bare multisig, OP_RETURN) with balanced values and, on Namecoin,
  * name_new → name_firstupdate (≥ 12 blocks) → name_update ops, some names
- * left to expire. Scripts and spending data are pre-built; each block is
+ * left to expire. The `bench` profile's scripts and spending data are pre-built; each block is
  * serialized into reused buffers. Deterministic from the seed.
  */
 export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock> {
