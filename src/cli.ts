@@ -11,6 +11,8 @@ import { HOSTS, type HostName } from './site/hosts/index.js';
 import { Progress } from './site/progress.js';
 import { checkTargets } from './site/publish.js';
 import { openSource } from './source/index.js';
+import type { ChainSource } from './source/types.js';
+import { port, snapshotDir, wholeNumber } from './cli-args.js';
 import { serveUntilSignal } from './serve/server.js';
 import { formatVerifyReport, verifySnapshot } from './site/verify.js';
 
@@ -36,8 +38,25 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+/** Builds `source` into `outDir` and prints the report; returns the absolute output path. */
+async function build(
+  source: ChainSource,
+  outDir: string,
+  progress: Progress,
+  opts: Omit<Parameters<typeof buildSnapshot>[0], 'source' | 'outDir' | 'progress'>,
+): Promise<string> {
+  try {
+    const out = resolve(outDir);
+    printReport(await buildSnapshot({ ...opts, source, outDir: out, progress }), out);
+    return out;
+  } finally {
+    await source.close();
+  }
+}
+
 async function main(): Promise<void> {
-  await yargs(hideBin(process.argv))
+  const args = hideBin(process.argv);
+  await yargs(args)
     .scriptName('snapshot')
     .version(packageVersion())
     .command(
@@ -47,10 +66,15 @@ async function main(): Promise<void> {
         y
           .option('source', { type: 'string', describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
           .option('network', { type: 'string', describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
-          .option('height', { type: 'number', describe: 'snapshot height (default: the tip)' })
+          .option('height', { type: 'string', describe: 'snapshot height (default: the tip)', coerce: (v: unknown) => wholeNumber('height', v, '1000') })
           .option('out', { type: 'string', default: 'out', describe: 'output directory' })
           .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
-          .option('max-address-txouts', { type: 'number', default: 10000, describe: 'cap on outputs per address document (0 = none)' })
+          .option('max-address-txouts', {
+            type: 'string',
+            default: '10000',
+            describe: 'cap on outputs per address document (0 = none)',
+            coerce: (v: unknown) => wholeNumber('max-address-txouts', v, '10000'),
+          })
           .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
           .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
           .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
@@ -60,28 +84,19 @@ async function main(): Promise<void> {
       async (argv) => {
         const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
         checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
-        const source = argv.source
-          ? await openSource(argv.source, network, { rpc: { cookieFile: argv['rpc-cookie'] } })
-          : demoSource(network);
-        try {
-          const out = resolve(argv.out);
-          const report = await buildSnapshot({
-            source,
-            height: argv.height,
-            outDir: out,
-            stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
-            full: argv.full,
-            force: argv.force,
-            skipInvalid: argv['skip-invalid'],
-            pretty: argv.pretty,
-            maxAddressTxouts: argv['max-address-txouts'],
-            hosts: argv.host as HostName[] | undefined,
-            progress: new Progress(),
-          });
-          printReport(report, out);
-        } finally {
-          await source.close();
-        }
+        const progress = new Progress();
+        const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
+        const source = argv.source ? await openSource(argv.source, network, { rpc }) : demoSource(network);
+        await build(source, argv.out, progress, {
+          height: argv.height,
+          stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
+          full: argv.full,
+          force: argv.force,
+          skipInvalid: argv['skip-invalid'],
+          pretty: argv.pretty,
+          maxAddressTxouts: argv['max-address-txouts'],
+          hosts: argv.host as HostName[] | undefined,
+        });
       },
     )
     .command(
@@ -90,9 +105,23 @@ async function main(): Promise<void> {
       (y) =>
         y
           .option('dir', { type: 'string', default: 'out' })
-          .option('port', { type: 'number', default: 8080 })
+          .option('port', { type: 'string', default: '8080', coerce: (v: unknown) => port('port', v) })
           .option('host', { type: 'string', default: '127.0.0.1' }),
-      (argv) => serveUntilSignal({ dir: resolve(argv.dir), port: argv.port, host: argv.host }),
+      (argv) => serveUntilSignal({ dir: snapshotDir(resolve(argv.dir)), port: argv.port, host: argv.host }),
+    )
+    .command(
+      'demo',
+      'build the embedded demo chain and serve it (one process: stopping it stops the server)',
+      (y) =>
+        y
+          .option('out', { type: 'string', default: 'out', describe: 'output directory' })
+          .option('port', { type: 'string', default: '8080', coerce: (v: unknown) => port('port', v) })
+          .option('host', { type: 'string', default: '127.0.0.1' }),
+      async (argv) => {
+        checkTargets(argv.out, undefined, false);
+        const out = await build(demoSource(undefined), argv.out, new Progress(), {});
+        await serveUntilSignal({ dir: out, port: argv.port, host: argv.host });
+      },
     )
     .command(
       'verify',
@@ -103,6 +132,7 @@ async function main(): Promise<void> {
           .option('verbose', { type: 'boolean', default: false, describe: 'list every problem and the counts' }),
       async (argv) => {
         const progress = new Progress();
+        progress.stages(['chain', 'files', 'tree']);
         let stage = '';
         const report = await verifySnapshot(resolve(argv.dir), {
           verbose: argv.verbose,
@@ -116,10 +146,12 @@ async function main(): Promise<void> {
         if (!report.ok) process.exitCode = 1;
       },
     )
-    .demandCommand(1, 'name a command: build, serve or verify')
+    .demandCommand(1, 'name a command: build, serve, verify or demo')
+    .recommendCommands()
     .strict()
     .fail((msg, err) => {
-      throw err ?? new Error(msg);
+      if (err) throw err;
+      throw new Error(/^Did you mean/.test(msg) ? `unknown command "${args[0]}". ${msg}` : msg);
     })
     .help()
     .parseAsync();

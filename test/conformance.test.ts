@@ -182,6 +182,8 @@ function buildTable(t: Tree): Row[] {
 
   ok('/stats.json', 'stats.json', JSON_T, SHORT);
   ok('/stats.json?x=1', 'stats.json', JSON_T, SHORT);
+  if (files.includes('names.json')) ok('/names.json', 'names.json', JSON_T, SHORT);
+  else err('/names.json', 404, 'Not found.');
   for (const [kind, label] of [['tx', 'Tx'], ['block', 'Block']] as const) {
     ids(kind).forEach((id, i) => {
       for (const [ext, type, cache] of [['json', JSON_T, SHORT], ['bin', BIN_T, LONG], ['hex', HEX_T, LONG]] as const) {
@@ -288,7 +290,7 @@ function buildTable(t: Tree): Row[] {
 function isStaticCanonical(target: string): boolean {
   if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
   const path = target.split('?')[0]!;
-  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json') return true;
+  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json' || path === '/names.json') return true;
   if (path === '/openapi.json' || /^\/schemas\/[a-z-]+\.schema\.json$/.test(path)) return true; // the API contract
   return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
 }

@@ -2,14 +2,31 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseBlock } from '../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
-import { chainPath } from './helpers.js';
+import { chainPath, namecoinRegtestRecords } from './helpers.js';
 
 export const blockId = (raw: Buffer): string => toDisplayHex(sha256d(raw.subarray(0, 80)));
 
 export function loadBlocks(): Buffer[] {
   const json = JSON.parse(readFileSync(chainPath('bitcoin-core', 'rpc_getblockstats.json'), 'utf8')) as { blocks: string[] };
   return json.blocks.map((h) => Buffer.from(h, 'hex'));
+}
+
+/**
+ * The real Namecoin Core regtest chain (../shared/chaindata/namecoin-core-regtest): every block
+ * framed in blocks-manifest.json, read from the node's blk files and de-obfuscated with xor.dat by
+ * file offset (independently of the blocks-dir source), each checked against the manifest's hash.
+ */
+export function loadCoreRegtest(): { main: Buffer[]; stale: Map<number, Buffer> } {
+  const main: Buffer[] = [];
+  const stale = new Map<number, Buffer>();
+  for (const b of namecoinRegtestRecords()) {
+    if (blockId(b.data) !== b.hash) throw new Error(`${b.file}: block at height ${b.height} hashes to ${blockId(b.data)}, not ${b.hash}`);
+    if (b.chain === 'main') main[b.height] = b.data;
+    else stale.set(b.height, b.data);
+  }
+  return { main, stale };
 }
 
 export interface Chain {
@@ -67,6 +84,16 @@ export class FakeNode {
     switch (method) {
       case 'getblockchaininfo':
         return { result: { chain: 'regtest', blocks: tip, bestblockhash: this.hashes[tip], pruned: false } };
+      case 'getchaintxstats': {
+        // nChainTx: the txs of the chain up to the block (nblocks 0: no window statistics)
+        const b = this.byHash.get(params[1] as string);
+        if (!b) return { error: { code: -5, message: 'Block not found' } };
+        let txcount = 0;
+        for (let at: string | undefined = params[1] as string; at !== undefined; at = this.byHash.get(at)!.prev) {
+          txcount += parseBlock(this.byHash.get(at)!.raw, { auxpow: true }).txs.length;
+        }
+        return { result: { time: 0, txcount, window_final_block_hash: params[1], window_final_block_height: b.height, window_block_count: 0 } };
+      }
       case 'getblockcount':
         return { result: tip };
       case 'getblockhash': {
@@ -87,10 +114,16 @@ export class FakeNode {
       }
       case 'getchaintips': {
         const tips: unknown[] = [{ height: tip, hash: this.hashes[tip], branchlen: 0, status: 'active' }];
-        for (const raw of this.chain.side) {
-          const id = blockId(raw);
+        // A side block no other side block builds on is a tip; its branch runs down to the main chain.
+        const sideIds = new Set(this.chain.side.map(blockId));
+        const parents = new Set(this.chain.side.map((raw) => toDisplayHex(raw.subarray(4, 36))));
+        const onMain = (id: string) => this.hashes[this.byHash.get(id)!.height] === id;
+        for (const id of sideIds) {
+          if (parents.has(id) || onMain(id)) continue;
           const b = this.byHash.get(id)!;
-          tips.push({ height: b.height, hash: id, branchlen: 1, status: 'valid-fork' });
+          let branchlen = 0;
+          for (let at: string | undefined = id; at !== undefined && !onMain(at); at = this.byHash.get(at)!.prev) branchlen++;
+          tips.push({ height: b.height, hash: id, branchlen, status: 'valid-fork' });
         }
         return { result: tips };
       }

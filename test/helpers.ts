@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,19 +50,28 @@ export function manifestMismatches(dir: string): string[] {
  * The blocks of the Namecoin Core regtest datadir (`chaindata/namecoin-core-regtest`), XOR-decoded,
  * in file order, with the file and height `blocks-manifest.json` gives for each.
  */
-export function namecoinRegtestRecords(): { file: string; height: number; data: Buffer }[] {
+export function namecoinRegtestRecords(): { file: string; height: number; chain: 'main' | 'stale'; hash: string; data: Buffer }[] {
   const base = chainPath('namecoin-core-regtest');
   const man = JSON.parse(readFileSync(join(base, 'blocks-manifest.json'), 'utf8')) as {
-    files: Record<string, { blocks?: { offset: number; length: number; height: number }[] }>;
+    files: Record<string, { blocks?: { offset: number; length: number; height: number; chain: 'main' | 'stale'; hash: string }[] }>;
   };
   const key = readFileSync(join(base, 'blocks', 'xor.dat'));
-  const out: { file: string; height: number; data: Buffer }[] = [];
+  const out: { file: string; height: number; chain: 'main' | 'stale'; hash: string; data: Buffer }[] = [];
   for (const file of Object.keys(man.files).sort()) {
     const blocks = man.files[file]!.blocks;
     if (!blocks) continue;
     const buf = Buffer.from(readFileSync(join(base, 'blocks', file)));
     for (let i = 0; i < buf.length; i++) buf[i]! ^= key[i % 8]!;
-    for (const b of blocks) out.push({ file, height: b.height, data: buf.subarray(b.offset + 8, b.offset + 8 + b.length) });
+    for (const b of blocks) out.push({ file, height: b.height, chain: b.chain, hash: b.hash, data: buf.subarray(b.offset + 8, b.offset + 8 + b.length) });
   }
   return out;
+}
+
+/** A local port with nothing listening on it now: bind one, then close it. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

@@ -31,6 +31,8 @@ const TABLE: [string, string, string][] = [
   ['nmc', '/address/1BoatSLRHtKNngkdXEeobR76b53LETtpyT.json', 'error 404 {"error":"Address 1BoatSLRHtKNngkdXEeobR76b53LETtpyT is invalid."}'],
   ['nmc', '/', 'file 200 index.html | {"error":"Not found."}'],
   ['nmc', '/assets/app.css', 'file 200 assets/app.css | {"error":"Not found."}'],
+  ['nmc', '/names.json', 'file 200 names.json | {"error":"Not found."}'],
+  ['btc', '/names.json?x', 'file 200 names.json | {"error":"Not found."}'],
   ['nmc', '/_site.json', 'error 404 {"error":"Not found."}'],
   ['nmc', '/v/history/name/d/x.json', 'error 404 {"error":"Not found."}'],
   ['nmc', '/../etc/passwd', 'error 400 {"error":"Bad request."}'],

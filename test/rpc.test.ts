@@ -12,7 +12,7 @@ import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
 
 const REGTEST = NETWORKS['bitcoin-regtest'];
 const TIP_103 = '7474991c2ae3c94c4813d75b4c752028304b773dd4dce8d460dfa2d1e7b542a3';
-const FAST: RpcOptions = { retryInitialMs: 5, retryMaxMs: 40, giveUpMs: 3000, timeoutMs: 5000 };
+const FAST: RpcOptions = { retryInitialMs: 5, retryMaxMs: 40, giveUpMs: 3000, timeoutMs: 5000, log: () => undefined };
 
 /** A copy of `raw` with a new prev hash (internal order) and nonce: a different block at the same height. */
 function variant(raw: Buffer, prev: Buffer | undefined, nonceXor: number): Buffer {
@@ -148,7 +148,7 @@ describe.skipIf(!HAVE_SHARED)('JSON-RPC source (fake node over real regtest bloc
     };
     const t0 = Date.now();
     await expect(openRpc(node.url, { ...FAST, giveUpMs: 300, network: REGTEST })).rejects.toThrow(
-      new RegExp(`^RPC ${node.url}: giving up after \\d+ attempt\\(s\\) over \\d+ ms: getblockchaininfo: HTTP 503`),
+      new RegExp(`^RPC ${node.url}: giving up after \\d+ attempts over \\d+ ms: getblockchaininfo: HTTP 503`),
     );
     expect(Date.now() - t0).toBeLessThan(2000);
     // connection refused: nothing listens any more
@@ -228,6 +228,22 @@ describe.skipIf(!HAVE_SHARED)('JSON-RPC source (fake node over real regtest bloc
       for await (const b of src.mainChain(103)) if (b.height === 103) node.setChain({ main: alt, side: [] });
     })().catch((e: unknown) => e)) as Error;
     expect(err.message).toMatch(/reorg\) at height 103: block 7474991c.* was replaced by/);
+  });
+
+  it('a scan from a later height: nothing above the tip is a no-op; the block below anchors the scan', async () => {
+    const node = await startNode();
+    const src = await openRpc(node.url, { ...FAST, network: REGTEST, maxBlockBatch: 5 });
+    expect(await collect(src.mainChain(103, 104))).toEqual([]);
+    expect(await collect(src.mainChain(80, 81))).toEqual([]);
+    expect((await collect(src.mainChain(103, 90))).map((b) => b.hash)).toEqual(main.slice(90).map(blockId));
+    // the block below `from` changed (a reorg at 60 while the scan starts at 91): named, not "height 0"
+    const alt = main.slice(0, 60);
+    for (let h = 60; h < main.length; h++) alt.push(variant(main[h]!, h === 60 ? undefined : sha256d(alt[h - 1]!.subarray(0, 80)), 0x0f0f0f0f));
+    const err = (await (async () => {
+      for await (const b of src.mainChain(103, 91)) if (b.height === 100) node.setChain({ main: alt, side: [] });
+    })().catch((e: unknown) => e)) as Error;
+    expect(err.message, err.message).toMatch(new RegExp(`reorg\\) at or below height 90: block ${blockId(main[90]!)} was replaced by ${blockId(alt[90]!)}`));
+    await src.close();
   });
 
   it('network: taken from the node when unambiguous, else --network is required; mismatches are errors', async () => {

@@ -74,6 +74,7 @@ export async function writeTestTree(opts: HostFileOptions = {}): Promise<TestTre
   ];
   for (const n of names) for (const v of ALL_NAME_VARIANTS) put(namePath(n, v), nameBody(n, variantKey(v)));
   put(STATS_PATH, JSON.stringify({ blocks: { main: 2 } }));
+  put('names.json', JSON.stringify({ height: 1, count: names.length, names: [] }));
   put('index.html', '<!doctype html><title>snapshot</title>');
   put('assets/app.js', 'console.log(1);');
   const info: SiteInfo = { network: 'namecoin-regtest', height: 1, tip: blocks[0]!, cappedAddresses: [capped] };

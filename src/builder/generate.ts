@@ -27,8 +27,8 @@ export interface GenerateOptions {
   seed: number | string;
   /** Non-coinbase transactions to make (the chain has ~txCount / txPerBlock + 101 blocks). */
   txCount: number;
-  /** Non-coinbase transactions per block (default 1000). */
-  txPerBlock?: number;
+  /** Non-coinbase transactions per block (default 1000), or a function of the height (growing blocks). */
+  txPerBlock?: number | ((height: number) => number);
   /** Merge-mined blocks (default: the network's auxpow). */
   auxpow?: boolean;
   /** Time of block 1 (default genesis + 600); blocks 600 s apart. */
@@ -70,7 +70,10 @@ export interface RealWorldShape {
    */
   consolidationRate: number;
   batchRate: number;
-  /** Tx blocks grow as (n / rampBlocks)² × txPerBlock up to txPerBlock; rampBlocks = rampFactor × txCount / txPerBlock (1.5: half the txs in the ramp). */
+  /**
+   * Tx blocks grow as (n / rampBlocks)² × txPerBlock up to txPerBlock; rampBlocks = rampFactor ×
+   * txCount / txPerBlock (1.5: half the txs in the ramp). Not when txPerBlock is a function.
+   */
   rampFactor: number;
 }
 
@@ -145,7 +148,8 @@ const FEE_BASE = 250;
 export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock> {
   const net = opts.network;
   const auxpow = opts.auxpow ?? net.auxpow;
-  const txPerBlock = opts.txPerBlock ?? 1000;
+  const perBlock = opts.txPerBlock ?? 1000;
+  const txPerBlock = typeof perBlock === 'number' ? () => perBlock : perBlock;
   const names = isNamecoin(net);
   const real = opts.profile === 'real';
   const shape: RealWorldShape = { ...REAL_WORLD_DEFAULTS, ...opts.real };
@@ -184,7 +188,8 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
   const payees = real ? realPayees(shape, prng, keys, mk) : undefined;
   const pickTpl = payees ? payees.payee : () => prng.pick(prng.pick(weighted));
   const nameTpl = real ? pickTpl : () => prng.pick(nameAddr);
-  const rampBlocks = Math.max(1, Math.ceil((shape.rampFactor * opts.txCount) / txPerBlock));
+  const maxPerBlock = typeof perBlock === 'number' ? perBlock : undefined;
+  const rampBlocks = real && maxPerBlock !== undefined ? Math.max(1, Math.ceil((shape.rampFactor * opts.txCount) / maxPerBlock)) : undefined;
 
   // ---- state ------------------------------------------------------------------
   const spendable: Utxo[] = [];
@@ -251,7 +256,8 @@ export function* generateChain(opts: GenerateOptions): Generator<GeneratedBlock>
     }
 
     const n = height - COINBASE_MATURITY; // tx block number, from 1
-    const size = real && n < rampBlocks ? Math.max(1, Math.round(txPerBlock * (n / rampBlocks) ** 2)) : txPerBlock;
+    // real (with a number txPerBlock): (n / rampBlocks)² of it during the ramp
+    const size = rampBlocks !== undefined && n < rampBlocks ? Math.max(1, Math.round(maxPerBlock! * (n / rampBlocks) ** 2)) : Math.floor(txPerBlock(height));
     const target = n <= 0 ? 0 : Math.min(size, opts.txCount - made);
     let inBlock = 0;
     const nameUsed = new Set<ActiveName>();

@@ -16,6 +16,7 @@ import { renderAddress, renderAddressCapped } from '../render/address.js';
 import { renderBlock } from '../render/block.js';
 import { toJson, type JsonValue } from '../render/json.js';
 import { decodeNameBytes, renderName, type NameRecord } from '../render/name.js';
+import { renderNameList, type NameListEntry } from '../render/name-list.js';
 import { renderStats } from '../render/stats.js';
 import { renderTx, type Spender } from '../render/tx.js';
 import type { ChainSource } from '../source/types.js';
@@ -26,6 +27,7 @@ import { contractFiles } from './contract.js';
 import {
   ALL_NAME_VARIANTS,
   MANIFEST_PATH,
+  NAMES_PATH,
   SITE_INFO_PATH,
   STATS_PATH,
   addressPath,
@@ -181,8 +183,8 @@ function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Bu
   writer.write(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-/** A main-chain block and its transactions (only those in `onlyTxs` when given). */
-function writeHeight(ctx: Ctx, height: number, onlyTxs?: ReadonlySet<number>): void {
+/** A main-chain block and its transactions (only those in `onlyTxs` when given); returns the block's tx count. */
+function writeHeight(ctx: Ctx, height: number, onlyTxs?: ReadonlySet<number>): number {
   const { net, store, writer, pretty } = ctx;
   const { block, hash, time } = blockAt(store, ctx.spill, net, height);
   const placement = { block: hash, height, time };
@@ -195,14 +197,19 @@ function writeHeight(ctx: Ctx, height: number, onlyTxs?: ReadonlySet<number>): v
   });
   const next = height < ctx.height ? store.heights.get(height + 1)?.hash : undefined;
   writeBlockFiles(writer, hash, renderBlock(block, net, spenders, next, pretty), block.raw);
+  return block.txs.length;
 }
 
-async function writeTxsAndBlocks(ctx: Ctx, heights: Iterable<number>, total: number, touched?: ReadonlyMap<number, ReadonlySet<number>>): Promise<void> {
+/**
+ * Renders the blocks at `heights` (`txs`: their transactions in all, the progress total; a
+ * block document embeds every tx of its block, so a touched block costs its whole tx count).
+ */
+async function writeTxsAndBlocks(ctx: Ctx, heights: Iterable<number>, txs: number, touched?: ReadonlyMap<number, ReadonlySet<number>>): Promise<void> {
   ctx.progress.begin('txs and blocks');
   let done = 0;
   for (const h of heights) {
-    writeHeight(ctx, h, touched?.get(h));
-    ctx.progress.update(++done, total, 'blocks');
+    done += writeHeight(ctx, h, touched?.get(h));
+    ctx.progress.update(done, txs, 'txs');
     await ctx.writer.backpressure();
   }
 }
@@ -303,24 +310,33 @@ async function writeAddresses(ctx: Ctx, changes: Changes | undefined): Promise<s
   ctx.progress.begin('addresses');
   const capped = new Set(changes ? ctx.meta.capped : []);
   const addresses: Iterable<string> = changes ? [...changes.addresses].sort() : (store.addrCount.getKeys() as Iterable<string>);
-  const total = changes ? changes.addresses.size : store.addrCount.getCount();
+  // Work: an address document costs about its outputs (+1 for the address itself).
+  const outputsOf = (address: string) => store.addrCount.get(address)?.readUInt32LE(0) ?? 0;
+  let total = 0;
+  if (changes) for (const a of changes.addresses) total += outputsOf(a) + 1;
+  else total = store.addrOuts.getCount() + store.addrCount.getCount();
   const cache = new TxTextCache(writer);
   let done = 0;
+  let n = 0;
   for (const address of addresses) {
-    const count = store.addrCount.get(address)?.readUInt32LE(0) ?? 0;
+    const count = outputsOf(address);
     capped.delete(address);
     if (count === 0) writer.delete(addressPath(address));
     else if (ctx.cap > 0 && count > ctx.cap) {
       capped.add(address);
       writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
     } else writer.write(addressPath(address), addressDocument(ctx, cache, address));
-    ctx.progress.update(++done, total, 'addresses');
-    if (done % 64 === 0) await writer.backpressure();
+    done += count + 1;
+    ctx.progress.update(done, total, 'outputs');
+    if (++n % 64 === 0) await writer.backpressure();
   }
   return [...capped].sort();
 }
 
-/** Every name with its 64 query variants (expires_in moves with every block); names left without operations are deleted. */
+/**
+ * Every name with its 64 query variants (expires_in moves with every block), and names.json
+ * listing them all; names left without operations are deleted.
+ */
 async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[number, number]> {
   const depth = ctx.net.nameExpirationDepth!(ctx.height);
   let names = 0;
@@ -328,15 +344,21 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
   let current: Buffer | undefined;
   let history: NameRecord[] = [];
   const seen = new Set<string>();
+  const list: NameListEntry[] = [];
   const flush = () => {
     if (!current) return;
     names++;
+    const last = history[history.length - 1]!;
     if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
     for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
+    list.push({ name: last.name, path: enc, height: last.height, expiresIn: last.expiresIn });
   };
   ctx.progress.begin('names');
+  const ops = ctx.store.names.getCount();
+  let done = 0;
   for (const { value: rec } of ctx.store.names.getRange() as Iterable<{ value: NameOpRecord }>) {
+    ctx.progress.update(done++, ops, 'name ops');
     const nameBytes = Buffer.from(rec.name);
     if (!current || !current.equals(nameBytes)) {
       flush();
@@ -361,6 +383,8 @@ async function writeNames(ctx: Ctx, changes: Changes | undefined): Promise<[numb
     });
   }
   flush();
+  ctx.progress.update(done, ops, 'name ops');
+  ctx.writer.write(NAMES_PATH, renderNameList(ctx.height, list, ctx.pretty));
   for (const gone of changes?.names ?? []) {
     if (seen.has(gone)) continue;
     const enc = encodeNamePath(Buffer.from(gone, 'latin1'));
@@ -474,8 +498,10 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     let fork = Math.min(meta.tip, height);
     while (fork >= 0 && store.heights.get(fork)!.hash !== (await source.hashAt(fork))) fork--;
     const rolledBackTo = fork < meta.tip ? fork : undefined;
+    const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
+    progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...(namecoin ? ['names'] : []), 'site files', 'manifest']);
 
-    progress.begin('rollback');
+    if (rolledBackTo !== undefined) progress.begin('rollback');
     for (let h = meta.tip; h > fork; h--) {
       const { block, hash } = blockAt(store, spill, net, h);
       const fx = undoBlock(store, net, namecoin, block, h, resolve);
@@ -484,10 +510,14 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       changes?.removedBlocks.add(hash);
       for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
       meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
+      progress.update(meta.tip - h + 1, meta.tip - fork, 'blocks');
     }
     meta.tip = fork;
 
     progress.begin('scan');
+    // Progress in bytes (or txs) rather than blocks: blocks grow along the chain.
+    const scanWork = (await source.scanWork?.(height, fork + 1)) ?? { unit: 'blocks', total: height - fork };
+    let scanned = 0;
     let work = fork >= 0 ? BigInt(store.heights.get(fork)!.work) : 0n;
     let prevHash = fork >= 0 ? store.heights.get(fork)!.hash : undefined;
     for await (const sb of source.mainChain(height, fork + 1)) {
@@ -506,7 +536,8 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height: sb.height });
       meta.tip = sb.height;
       prevHash = sb.hash;
-      progress.update(sb.height - fork, height - fork, 'blocks');
+      scanned += scanWork.unit === 'bytes' ? sb.raw.length : scanWork.unit === 'txs' ? block.txs.length : 1;
+      progress.update(scanned, scanWork.total, scanWork.unit);
     }
     if (meta.tip !== height && source.stoppedAt) {
       if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
@@ -534,28 +565,32 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     if (changes) {
       for (const h of changes.heights) changes.touched.delete(h); // rendered whole
       const dirty = [...new Set([...changes.heights, ...changes.touched.keys()])].filter((h) => h <= height).sort((a, b) => a - b);
-      await writeTxsAndBlocks(ctx, dirty, dirty.length, changes.touched);
+      const txs = dirty.reduce((n, h) => n + store.heights.get(h)!.delta.txs, 0);
+      await writeTxsAndBlocks(ctx, dirty, txs, changes.touched);
       for (const txid of changes.removedTxs) {
         if (store.txloc.get(fromDisplayHex(txid))) continue;
         for (const ext of ['json', 'bin', 'hex'] as const) writer.delete(txPath(txid, ext));
       }
-    } else await writeTxsAndBlocks(ctx, range(0, height), height + 1);
+    } else await writeTxsAndBlocks(ctx, range(0, height), meta.totals.txs);
     meta.offchain = writeOffChain(ctx, meta.offchain, changes);
     meta.capped = await writeAddresses(ctx, changes);
     const [names, nonUtf8Names] = namecoin ? await writeNames(ctx, changes) : [0, 0];
 
+    progress.begin('site files');
     const tipHash = store.heights.get(height)!.hash;
     writer.write(STATS_PATH, renderStats(chainCounters(ctx, side, orphan), store.addrCount.getCount(), namecoin, ctx.pretty));
     const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
     writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
     for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
-    for (const [rel, content] of uiFiles(info)) writer.write(rel, content);
+    const offchain = [...store.offchain.getRange()].map(({ key, value }) => ({ hash: key, kind: value.kind, height: value.height }));
+    for (const [rel, content] of await uiFiles({ ...info, offchain })) writer.write(rel, content);
     for (const [rel, content] of contractFiles()) writer.write(rel, content);
 
-    progress.begin('manifest');
     await writer.flush();
     await store.root.flushed;
-    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH));
+    progress.begin('manifest');
+    const listed = store.files.getCount();
+    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH), (done) => progress.update(done, listed, 'files'));
     progress.end();
 
     await opts.beforePublish?.();

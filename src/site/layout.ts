@@ -1,112 +1,21 @@
 /**
  * The physical layout of a snapshot tree: where every resource lives below the output dir.
  * This is the contract between the build (which writes the files), the router (which maps URLs
- * to them) and the generated host configs. Dependency-free (only a relative import of the
- * pure-JS sha256) so the router can ship it unchanged to edge runtimes.
+ * to them) and the generated host configs. Dependency-free (only relative imports of pure
+ * modules) so the router can ship it unchanged to edge runtimes.
  *
  * Layout (static-hosting.md §10.2, flat profile):
  *   stats.json, tx/<txid>.json|.bin|.hex, block/<hash>.json|.bin|.hex, address/<a>.json,
  *   name/<enc>.json (base document), v/<key>/name/<enc>.json (the other 63 query variants),
  *   errors/{tx,block,address,name,default}.json, 404.html, _site.json, _manifest.json.
  */
-import { sha256, toHex } from '../serve/sha256.js';
+import { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
 
 // ---------------------------------------------------------------------------------------------
-// Name → path encoding (static-hosting.md §8.4)
+// Name → path encoding (static-hosting.md §8.4): the pure part lives in name-path.ts, which the
+// browsing UI bundles too.
 
-/** Longest segment (before `.json`) and whole path (before `.json`) the plain encoding may produce. */
-const MAX_SEGMENT = 250 - '.json'.length;
-const MAX_PATH = 900 - '.json'.length;
-const HEX_UPPER = '0123456789ABCDEF';
-
-function isCopied(b: number): boolean {
-  return (
-    (b >= 0x30 && b <= 0x39) || // 0-9
-    (b >= 0x41 && b <= 0x5a) || // A-Z
-    (b >= 0x61 && b <= 0x7a) || // a-z
-    b === 0x5f || // _
-    b === 0x2d // -
-  );
-}
-
-function escapeByte(b: number): string {
-  return '~' + HEX_UPPER[b >> 4]! + HEX_UPPER[b & 15]!;
-}
-
-/**
- * Canonical path (without `.json`) of a name below `name/`: `[A-Za-z0-9._~-]` and `/` only, no
- * empty or dot-leading segments, no non-final `*.json` segment, injective. Long names use
- * `~x/<sha256[0:2]>/<sha256 hex>`.
- */
-export function encodeNamePath(name: Uint8Array): string {
-  if (name.length === 0) return '~';
-  const segments: string[] = [];
-  let seg = '';
-  for (let i = 0; i < name.length; i++) {
-    const b = name[i]!;
-    if (b === 0x2f) {
-      // '/' separates only after a non-empty segment and when it is not the last byte.
-      if (seg !== '' && i !== name.length - 1) {
-        segments.push(seg);
-        seg = '';
-      } else {
-        seg += '~2F';
-      }
-    } else if (isCopied(b)) {
-      seg += String.fromCharCode(b);
-    } else if (b === 0x2e) {
-      seg += seg === '' ? '~2E' : '.';
-    } else {
-      seg += escapeByte(b);
-    }
-  }
-  segments.push(seg);
-  for (let i = 0; i < segments.length - 1; i++) {
-    const s = segments[i]!;
-    if (s.endsWith('.json')) segments[i] = s.slice(0, -5) + '~2Ejson';
-  }
-  const p = segments.join('/');
-  if (p.length > MAX_PATH || segments.some((s) => s.length > MAX_SEGMENT)) {
-    const h = toHex(sha256(name));
-    return `~x/${h.slice(0, 2)}/${h}`;
-  }
-  return p;
-}
-
-const HASH_FORM = /^~x\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
-
-function hexVal(c: number): number {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
-  return -1; // lowercase hex is not canonical
-}
-
-/**
- * Decodes a plain canonical-charset path back to name bytes (no canonicity check; the
- * `~x/...` hash form is not reversible → undefined). Dependency-free (no Buffer).
- */
-export function decodeNamePathBytes(p: string): Uint8Array | undefined {
-  if (p === '~') return new Uint8Array(0);
-  if (p === '' || HASH_FORM.test(p)) return undefined;
-  const out = new Uint8Array(p.length);
-  let n = 0;
-  for (let i = 0; i < p.length; i++) {
-    const c = p.charCodeAt(i);
-    if (c === 0x7e) {
-      if (i + 2 >= p.length) return undefined;
-      const hi = hexVal(p.charCodeAt(i + 1));
-      const lo = hexVal(p.charCodeAt(i + 2));
-      if (hi < 0 || lo < 0) return undefined;
-      out[n++] = (hi << 4) | lo;
-      i += 2;
-    } else if (c === 0x2f || c === 0x2e || isCopied(c)) {
-      out[n++] = c;
-    } else {
-      return undefined;
-    }
-  }
-  return out.subarray(0, n);
-}
+export { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
 
 /** Name bytes of a canonical path (see {@link isCanonicalNamePath}), as a Buffer; else undefined. */
 export function decodeNamePath(p: string): Buffer | undefined {
@@ -215,6 +124,8 @@ export type BinExt = 'json' | 'bin' | 'hex';
 export type ErrorKind = 'tx' | 'block' | 'address' | 'name' | 'default';
 
 export const STATS_PATH = 'stats.json';
+/** Every name of a Namecoin snapshot: `{height, count, names: [{name, path, height, expires_in}]}`. */
+export const NAMES_PATH = 'names.json';
 export const SITE_INFO_PATH = '_site.json';
 export const MANIFEST_PATH = '_manifest.json';
 export const NOT_FOUND_HTML_PATH = '404.html';

@@ -239,13 +239,22 @@ interface WorkerReply {
 /**
  * Writes the manifest, `sha256 size path` per line sorted by path, streaming
  * from the database; returns the file count (manifest included), total bytes
- * and the manifest's own sha256 (the tree's generation id).
+ * and the manifest's own sha256 (the tree's generation id). `onProgress(listed)` after every
+ * chunk of lines.
  */
-export function writeManifest(files: Database<Buffer, string>, path: string): { files: number; bytes: number; sha256: string } {
-  return onPath(path, 'writing', () => writeManifestTo(files, path));
+export function writeManifest(
+  files: Database<Buffer, string>,
+  path: string,
+  onProgress?: (listed: number) => void,
+): { files: number; bytes: number; sha256: string } {
+  return onPath(path, 'writing', () => writeManifestTo(files, path, onProgress));
 }
 
-function writeManifestTo(files: Database<Buffer, string>, path: string): { files: number; bytes: number; sha256: string } {
+function writeManifestTo(
+  files: Database<Buffer, string>,
+  path: string,
+  onProgress?: (listed: number) => void,
+): { files: number; bytes: number; sha256: string } {
   const fd = openSync(path, 'w');
   const hash = createHash('sha256');
   let count = 0;
@@ -262,9 +271,13 @@ function writeManifestTo(files: Database<Buffer, string>, path: string): { files
       const size = Number(value.readBigUInt64LE(0));
       chunk.push(`${value.subarray(8, 40).toString('hex')} ${size} ${key}\n`);
       bytes += size;
-      if (++count % 4096 === 0) flushChunk();
+      if (++count % 4096 === 0) {
+        flushChunk();
+        onProgress?.(count);
+      }
     }
     flushChunk();
+    onProgress?.(count);
   } finally {
     closeSync(fd);
   }

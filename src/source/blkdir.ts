@@ -453,6 +453,11 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
       if (height > tip.height) throw aboveTip(height);
       return tree.hashHex(sel.main[height]!);
     },
+    async scanWork(height: number, from: number) {
+      let total = 0;
+      for (let h = from; h <= Math.min(height, tip.height); h++) total += lenOf[sel.main[h]!]!;
+      return { unit: 'bytes' as const, total };
+    },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {
       if (closed) throw new Error(`${describe}: source is closed`);
       if (height > tip.height) throw aboveTip(height);

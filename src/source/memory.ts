@@ -31,6 +31,11 @@ export function memorySource(network: Network, blocks: readonly MemoryBlock[], d
       if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
       for (let h = from; h <= height; h++) yield { height: h, hash: mainHashes[h]!, raw: main[h]!.raw };
     },
+    async scanWork(height: number, from: number) {
+      let total = 0;
+      for (let h = from; h <= Math.min(height, tipHeight); h++) total += main[h]!.raw.length;
+      return { unit: 'bytes' as const, total };
+    },
     async hashAt(height: number): Promise<string> {
       if (height > tipHeight) throw new Error(`height ${height} is above the tip of ${description} (height ${tipHeight})`);
       return mainHashes[height]!;

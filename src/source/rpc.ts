@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { HEADER_SIZE } from '../chain/block.js';
-import { sha256d, toDisplayHex } from '../chain/hash.js';
+import { fromDisplayHex, sha256d, toDisplayHex } from '../chain/hash.js';
 import { NETWORKS, type Network, type NetworkName } from '../chain/networks.js';
 import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
@@ -26,11 +26,17 @@ export interface RpcOptions {
   timeoutMs?: number;
   /** Batches in flight at once (default 4). */
   concurrency?: number;
-  /** Give up retrying a failing call after this long (default 120 s). */
+  /**
+   * Back-off budget of one failing call (default 120 s): it is tried
+   * `retryAttempts(giveUpMs, retryInitialMs, retryMaxMs)` times at most (20 with the
+   * defaults), so it gives up after giveUpMs plus the time the attempts themselves took.
+   */
   giveUpMs?: number;
   /** First back-off delay (default 250 ms); doubles per retry up to retryMaxMs (default 8 s). */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** Where each retry is announced, one line each (default: stderr). */
+  log?: (line: string) => void;
   /** Most blocks per getblock batch (default 50); batches aim at batchBytes (default 4 MiB) of blocks. */
   maxBlockBatch?: number;
   batchBytes?: number;
@@ -83,6 +89,17 @@ export function redactUrl(url: URL): string {
   const u = new URL(url.href);
   u.password = '';
   return u.href;
+}
+
+/** Attempts of one call the retry policy allows: the first, plus every back-off wait that fits in `giveUpMs`. */
+export function retryAttempts(giveUpMs: number, initialMs: number, maxMs: number): number {
+  let attempts = 1;
+  let waited = 0;
+  for (let delay = initialMs; waited + delay <= giveUpMs; delay = Math.min(delay * 2, maxMs)) {
+    waited += delay;
+    attempts++;
+  }
+  return attempts;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -139,6 +156,8 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   const concurrency = Math.max(1, opts.concurrency ?? 4);
   const maxBlockBatch = Math.max(1, opts.maxBlockBatch ?? 50);
   const batchBytes = opts.batchBytes ?? 4 * 1024 * 1024;
+  const maxAttempts = retryAttempts(giveUpMs, retryInitialMs, retryMaxMs);
+  const log = opts.log ?? ((line: string) => void process.stderr.write(line + '\n'));
   const warnings: string[] = [];
   const MAX_RETRY_WARNINGS = 50;
   let retryWarnings = 0;
@@ -197,20 +216,36 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
         throw new TransientError(`${what}: no answer within ${timeoutMs} ms`);
       }
+      const cause = e instanceof Error ? (e as Error & { cause?: Error & { code?: string } }).cause : undefined;
+      if (cause?.message === 'bad port') {
+        throw new FatalError(
+          `RPC ${where}: port ${endpoint.port} is refused by Node ("bad port": reserved for another protocol); give the node's RPC port (e.g. 8332 for Bitcoin, 8336 for Namecoin)`,
+        );
+      }
+      if (cause?.code?.startsWith('HPE_')) {
+        throw new FatalError(`RPC ${where}: ${what}: the answer is not HTTP (${cause.code}: ${cause.message}); is this the node's RPC port (not its P2P port)?`);
+      }
+      if (cause?.code === 'ENOTFOUND') throw new FatalError(`RPC ${where}: ${what}: host ${endpoint.hostname} not found`);
       throw new TransientError(`${what}: ${errorText(e)}`);
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
+      json = undefined;
+    }
+    const isAnswer = (a: unknown) => typeof a === 'object' && a !== null && !Array.isArray(a) && ('result' in a || 'error' in a);
+    if (!(Array.isArray(body) ? Array.isArray(json) ? json.every(isAnswer) : isAnswer(json) : isAnswer(json))) {
       if (res.status >= 500) throw new TransientError(`${what}: HTTP ${res.status}`);
-      if (res.status !== 200) throw new Error(`RPC ${where}: ${what}: HTTP ${res.status} ${text.slice(0, 200)}`);
-      throw new TransientError(`${what}: answer is not JSON (${text.length} bytes)`);
+      const type = res.headers.get('content-type')?.split(';')[0] ?? 'no content type';
+      throw new FatalError(
+        `RPC ${where}: ${what}: the answer is not JSON-RPC (HTTP ${res.status}, ${type}, ${text.length} bytes: ${JSON.stringify(text.slice(0, 60))}); is this a node's RPC endpoint?`,
+      );
     }
     return { status: res.status, json };
   }
 
-  /** Runs `attempt` until it succeeds, retrying TransientErrors with capped exponential back-off. */
+  /** Runs `attempt` until it succeeds, retrying TransientErrors with capped exponential back-off (each retry logged). */
   async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
     const started = Date.now();
     let delay = retryInitialMs;
@@ -222,9 +257,10 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
         if (!(e instanceof TransientError)) throw e;
         tries++;
         const elapsed = Date.now() - started;
-        if (elapsed + delay > giveUpMs) {
-          throw new Error(`RPC ${where}: giving up after ${tries} attempt(s) over ${elapsed} ms: ${e.message}`);
+        if (tries >= maxAttempts) {
+          throw new Error(`RPC ${where}: giving up after ${tries} attempt${tries === 1 ? '' : 's'} over ${elapsed} ms: ${e.message}`);
         }
+        log(`RPC ${where}: ${e.message}; attempt ${tries}/${maxAttempts}, next in ${delay} ms`);
         if (retryWarnings < MAX_RETRY_WARNINGS) warnings.push(`RPC ${where}: ${e.message}; retrying in ${delay} ms`);
         else if (retryWarnings === MAX_RETRY_WARNINGS) warnings.push(`RPC ${where}: more transient failures (not listed)`);
         retryWarnings++;
@@ -334,8 +370,12 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     return raw;
   };
 
-  /** Lowest height at or below `upTo` where the node's chain differs from ours. */
-  async function findFork(ours: Buffer, upTo: number): Promise<{ height: number; theirs: string }> {
+  /**
+   * Lowest height in lo..upTo where the node's chain differs from ours (`ours` holds our
+   * hashes from `lo` on); -1 when the node agrees at `upTo`. A difference at `lo` itself means
+   * the fork is at or below `lo`.
+   */
+  async function findFork(ours: Buffer, lo: number, upTo: number): Promise<{ height: number; theirs: string }> {
     const nodeHash = async (h: number): Promise<string> => {
       try {
         return await call<string>('getblockhash', [h]);
@@ -345,7 +385,6 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       }
     };
     const oursAt = (h: number): string => toDisplayHex(ours.subarray(h * 32, h * 32 + 32));
-    let lo = 0;
     let hi = upTo;
     let theirs = await nodeHash(hi);
     if (theirs === oursAt(hi)) return { height: -1, theirs };
@@ -362,17 +401,18 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     return { height: hi, theirs: hi === upTo ? theirs : await nodeHash(hi) };
   }
 
-  async function reorgError(ours: Buffer, upTo: number, detectedAt: number): Promise<Error> {
+  async function reorgError(ours: Buffer, lo: number, upTo: number, detectedAt: number): Promise<Error> {
     let fork: { height: number; theirs: string };
     try {
-      fork = await findFork(ours, upTo);
+      fork = await findFork(ours, lo, upTo);
     } catch {
       fork = { height: -1, theirs: '?' };
     }
     const h = fork.height >= 0 ? fork.height : detectedAt;
     const oursHash = fork.height >= 0 ? toDisplayHex(ours.subarray(h * 32, h * 32 + 32)) : '?';
+    const at = fork.height === lo && lo > 0 ? 'at or below' : 'at';
     return new Error(
-      `RPC ${where}: the node's chain changed during the scan (reorg) at height ${h}` +
+      `RPC ${where}: the node's chain changed during the scan (reorg) ${at} height ${h}` +
         (fork.height >= 0 ? `: block ${oursHash} was replaced by ${fork.theirs}` : ` (seen at height ${detectedAt})`) +
         `; stopped without mixing chains, run again`,
     );
@@ -397,12 +437,36 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       await aboveTip(height);
       return call<string>('getblockhash', [height]);
     },
+    async scanWork(height: number, from: number) {
+      // The node's cumulative tx count (getchaintxstats 0 <hash>: nChainTx); unknown on nodes without it.
+      const txsTo = async (h: number): Promise<number | undefined> => {
+        if (h < 0) return 0;
+        try {
+          const s = await call<{ txcount?: number }>('getchaintxstats', [0, await call<string>('getblockhash', [h])]);
+          return s.txcount;
+        } catch (e) {
+          if (e instanceof RpcError) return undefined;
+          throw e;
+        }
+      };
+      const [to, below] = [await txsTo(height), await txsTo(from - 1)];
+      return to !== undefined && below !== undefined ? { unit: 'txs' as const, total: Math.max(0, to - below) } : undefined;
+    },
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       if (closed) throw new Error(`${description}: source is closed`);
       if (!Number.isInteger(height) || height < 0) throw new Error(`${description}: invalid height ${height}`);
       await aboveTip(height);
       const limit = pLimit(concurrency);
-      const ours = Buffer.alloc((height + 1) * 32);
+      const ours = Buffer.alloc((height + 1) * 32); // our hashes (internal order) from `lo` on
+      // The block below `from` anchors the scan: the first block must build on it, and the
+      // final re-check (and the fork search) only looks at heights from it up.
+      const lo = Math.max(0, from - 1);
+      let prev: Buffer | undefined;
+      if (from > 0) {
+        if (from > height + 1) throw new Error(`${description}: scan from ${from} starts above height ${height} + 1`);
+        prev = fromDisplayHex(await call<string>('getblockhash', [from - 1]));
+        prev.copy(ours, lo * 32);
+      }
       let avgSize = 0;
       let sizeSamples = 0;
       let scheduled = from; // next height to schedule
@@ -447,7 +511,6 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
       };
       try {
         fill();
-        let prev: Buffer | undefined;
         while (queue.length > 0) {
           const chunk = await queue.shift()!;
           for (const r of chunk.raws) {
@@ -459,7 +522,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
             const h = chunk.from + k;
             const raw = chunk.raws[k]!;
             if (prev && !raw.subarray(4, 36).equals(prev)) {
-              throw await reorgError(ours, h - 1, h - 1);
+              throw await reorgError(ours, lo, h - 1, h - 1);
             }
             prev = sha256d(raw.subarray(0, HEADER_SIZE));
             prev.copy(ours, h * 32);
@@ -472,7 +535,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
           throw e;
         });
         if (now !== toDisplayHex(ours.subarray(height * 32, height * 32 + 32))) {
-          throw await reorgError(ours, height, height);
+          throw await reorgError(ours, lo, height, height);
         }
       } finally {
         limit.clearQueue();

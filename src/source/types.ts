@@ -42,6 +42,12 @@ export interface RejectedBlock {
   invalid: Invalid;
 }
 
+/** How much work a scan of the main chain is, in a unit proportional to its time. */
+export interface ScanWork {
+  unit: 'bytes' | 'txs';
+  total: number;
+}
+
 export interface ChainTip {
   height: number;
   hash: string;
@@ -63,6 +69,11 @@ export interface ChainSource {
    * chain changes underneath.
    */
   mainChain(height: number, from?: number): AsyncIterable<SourceBlock>;
+  /**
+   * The size of mainChain(height, from): bytes of block data, or transactions when the source
+   * cannot tell bytes (RPC); undefined when unknown (progress then counts blocks).
+   */
+  scanWork?(height: number, from: number): Promise<ScanWork | undefined>;
   /** Hash of the main-chain block at a height (display hex), without its body. */
   hashAt(height: number): Promise<string>;
   /** Side-branch and orphan blocks known to the source (for `height`: those not on the main chain up to it). */

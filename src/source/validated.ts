@@ -98,6 +98,7 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
       return source.tip();
     },
     hashAt: (height) => source.hashAt(height),
+    scanWork: source.scanWork && ((height, from) => source.scanWork!(height, from)),
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       reportRejected();
       let prev = from > 0 ? await source.hashAt(from - 1) : undefined;

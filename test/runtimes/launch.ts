@@ -127,7 +127,9 @@ export async function startWranglerPages(wrangler: string, dir: string): Promise
   const work = mkdtempSync(join(tmpdir(), 'wrangler-'));
   const proc = spawn(
     process.execPath,
-    [wrangler, 'pages', 'dev', dir, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--compatibility-date', COMPATIBILITY_DATE, '--log-level', 'warn'],
+    // The real path: wrangler finds its bundled entry relative to the directory it is given, which
+    // is wrong through a symlink (a built `out` is a symlink into `<out>.releases/`).
+    [wrangler, 'pages', 'dev', realpathSync(dir), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--compatibility-date', COMPATIBILITY_DATE, '--log-level', 'warn'],
     {
       cwd: work,
       detached: true,

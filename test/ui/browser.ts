@@ -138,3 +138,41 @@ export function decimal(units: number): string {
   const s = String(Math.abs(units)).padStart(9, '0');
   return `${neg ? '-' : ''}${s.slice(0, -8)}.${s.slice(-8)}`;
 }
+
+/** One full-page screenshot in the light scheme at the current viewport (test-output/ui/<name>.png). */
+export async function screenshot(b: Browser, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await b.page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0)); // the sticky header at the top
+  await b.page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true, animations: 'disabled' });
+}
+
+/** The document's scroll width (wider than the viewport = a horizontal scroll bar). */
+export async function pageWidth(page: Page): Promise<number> {
+  return page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+}
+
+/**
+ * Amounts (`.amt`) that are cut: wider than an ancestor that hides or scrolls its overflow
+ * (horizontally), or whose own text overflows. Visible ones only. Returns "value: reason".
+ */
+export async function amountsClipped(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    /* eslint-disable @typescript-eslint/no-explicit-any -- DOM objects (the tests' TS has no DOM lib) */
+    const g = globalThis as any;
+    const out: string[] = [];
+    for (const el of g.document.querySelectorAll('main .amt') as any[]) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue; // not displayed (collapsed, hidden column)
+      const label = `${el.getAttribute('data-value') ?? el.textContent}`;
+      if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) out.push(`${label}: own text overflows`);
+      for (let a = el.parentElement; a && a !== g.document.body; a = a.parentElement) {
+        const cs = g.getComputedStyle(a);
+        if (cs.overflowX === 'visible') continue;
+        const ar = a.getBoundingClientRect();
+        if (r.left < ar.left - 1 || r.right > ar.right + 1) out.push(`${label}: cut by ${a.tagName.toLowerCase()}.${a.className}`);
+        break;
+      }
+    }
+    return out;
+  });
+}

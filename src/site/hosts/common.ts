@@ -19,7 +19,7 @@ export function headersFile(): string {
   for (const kind of ['tx', 'block']) {
     rules.push([`/${kind}/*.json`, CACHE_SHORT], [`/${kind}/*.bin`, CACHE_LONG], [`/${kind}/*.hex`, CACHE_LONG]);
   }
-  rules.push(['/address/*', CACHE_SHORT], ['/name/*', CACHE_SHORT], ['/v/*', CACHE_SHORT], ['/stats.json', CACHE_SHORT], ['/errors/*', CACHE_SHORT],
+  rules.push(['/address/*', CACHE_SHORT], ['/name/*', CACHE_SHORT], ['/v/*', CACHE_SHORT], ['/stats.json', CACHE_SHORT], ['/names.json', CACHE_SHORT], ['/errors/*', CACHE_SHORT],
     ['/openapi.json', CACHE_SHORT], ['/schemas/*', CACHE_SHORT]);
   let s = '/*\n  Access-Control-Allow-Origin: *\n';
   for (const [p, cc] of rules) s += `${p}\n  Cache-Control: ${cc}\n`;

@@ -115,6 +115,10 @@ ${hdr(CACHE_SHORT)}${guard}    try_files $snap_vprefix$uri =404;
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
   }
+  location = /names.json {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  }
   location ^~ /errors/ {
     internal;
     default_type application/json;

@@ -1,0 +1,35 @@
+/**
+ * Command-line values checked before anything runs: one clear line naming the
+ * option and the value given (yargs' own number parsing accepts '', 1e2, 0x10
+ * and turns 'abc' into NaN).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { SITE_INFO_PATH } from './site/layout.js';
+
+/** A decimal whole number ≥ 0 (digits only, at most 2^53 − 1). */
+export function wholeNumber(option: string, value: unknown, example: string): number {
+  const text = String(value);
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw new Error(`--${option} ${JSON.stringify(text)} is not a decimal whole number ≥ 0 (e.g. --${option} ${example})`);
+  }
+  return n;
+}
+
+/** A TCP port: 0 (any free port) to 65535. */
+export function port(option: string, value: unknown): number {
+  const n = /^[0-9]+$/.test(String(value)) ? Number(value) : NaN;
+  if (!(n >= 0 && n <= 65535)) throw new Error(`--${option} ${JSON.stringify(String(value))} is not a port: give 0–65535 (e.g. --${option} 8080)`);
+  return n;
+}
+
+/** A directory that holds a built snapshot (its `_site.json`), else a one-line error. */
+export function snapshotDir(dir: string): string {
+  let why: string | undefined;
+  if (!existsSync(dir)) why = 'no such directory';
+  else if (!statSync(dir).isDirectory()) why = 'not a directory';
+  else if (!existsSync(join(dir, SITE_INFO_PATH))) why = `no ${SITE_INFO_PATH}`;
+  if (why) throw new Error(`no snapshot at ${dir} (${why}); build one with: snapshot build --out ${dir}`);
+  return dir;
+}
