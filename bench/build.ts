@@ -1,5 +1,6 @@
-// npm run bench:build [-- --tx 200000 --scale 4 --dir /dev/shm]
-// Builds a builder-made Namecoin regtest chain through the blocks-dir source and
+// npm run bench:build [-- --tx 200000 --scale 4 --dir /dev/shm --profile real|bench]
+// Builds a builder-made Namecoin regtest chain (real-world profile unless --profile bench:
+// see bench/chain.ts and the README) through the blocks-dir source and
 // compares it with a plain writer that writes the same files (same paths and
 // bytes) with no chain work. Each measured run is a child process, so peak RSS
 // is its own. With --scale K, also builds a chain K× larger to compare RSS.
@@ -8,20 +9,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
-import { generateChain } from '../src/chain/builder/generate.js';
-import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
+import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
 
 const HERE = fileURLToPath(import.meta.url);
-const net = NETWORKS['namecoin-regtest'];
-
-function arg(name: string, def: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? def : Number(process.argv[i + 1]);
-}
 
 interface RunResult {
   seconds: number;
@@ -104,9 +97,7 @@ function line(label: string, r: RunResult): string {
 
 async function measure(txCount: number, root: string): Promise<RunResult> {
   const blocksDir = join(root, `blocks-${txCount}`);
-  const t0 = performance.now();
-  writeBlocksDir(generateChain({ network: net, seed: 'bench', txCount, txPerBlock: 1000 }), blocksDir, { network: net });
-  console.log(`chain of ${txCount} txs generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  writeBenchChain(blocksDir, { txCount, txPerBlock: 1000, profile: profileArg() });
   const built = run('build', blocksDir, join(root, `out-${txCount}`));
   const plain = run('plain', join(root, `out-${txCount}`), join(root, `plain-${txCount}`));
   console.log(line('build', built));

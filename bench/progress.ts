@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
-import { generateChain } from '../src/chain/builder/generate.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MIN_RATE_MS, Progress, type ProgressSample } from '../src/site/progress.js';

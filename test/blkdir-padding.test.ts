@@ -6,9 +6,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
 import { xorObfuscate } from '../src/chain/blkfile.js';
-import { demoChain } from '../src/chain/demo.js';
+import { demoChain } from '../src/builder/demo.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';

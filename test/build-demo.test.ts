@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoChain, DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT } from '../src/chain/demo.js';
+import { demoChain, DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT } from '../src/builder/demo.js';
 import { sha256d } from '../src/chain/hash.js';
 import { rootFromBranch } from '../src/chain/merkle.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';

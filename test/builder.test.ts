@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptAddress } from '../src/chain/address.js';
 import { parseBlock, type Block } from '../src/chain/block.js';
 import { hash160, sha256d, toDisplayHex } from '../src/chain/hash.js';
@@ -11,12 +11,13 @@ import { blockSubsidy, NETWORKS, type Network } from '../src/chain/networks.js';
 import { classifyScript, redeemScriptType } from '../src/chain/script.js';
 import { isCoinbase, type Tx } from '../src/chain/tx.js';
 import { bitsToTarget } from '../src/chain/work.js';
-import { writeBlocksDir } from '../src/chain/builder/blkfiles.js';
-import { ChainBuilder, type BuiltBlock, type BuiltChain, type NameNewHandle, type TxHandle } from '../src/chain/builder/chain.js';
-import { generateChain } from '../src/chain/builder/generate.js';
-import { locks } from '../src/chain/builder/scripts.js';
-import { regtestGenesis } from '../src/chain/builder/serialize.js';
-import { DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT, demoChain } from '../src/chain/demo.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { ChainBuilder, type BuiltBlock, type BuiltChain, type NameNewHandle, type TxHandle } from '../src/builder/chain.js';
+import { generateChain, NAME_RATES, REAL_WORLD_DEFAULTS, type GeneratedBlock } from '../src/builder/generate.js';
+import { ShapeMeter, type ChainShape } from '../src/builder/shape.js';
+import { locks } from '../src/builder/scripts.js';
+import { regtestGenesis } from '../src/builder/serialize.js';
+import { DEMO_BAD_UTF8_NAME, DEMO_NAME_OPS, DEMO_TIP_HEIGHT, demoChain } from '../src/builder/demo.js';
 
 const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
 const BTC = NETWORKS['bitcoin-regtest'];
@@ -445,6 +446,15 @@ describe('builder: demo chain', () => {
   });
 });
 
+/** generateChain's blocks as a BuiltChain (main chain only), for checkChain. */
+function generatedChain(net: Network, blocks: GeneratedBlock[]): BuiltChain {
+  const built: BuiltBlock[] = blocks.map((b) => {
+    const blk = parseBlock(b.raw, { auxpow: net.auxpow });
+    return { hash: b.hash, height: b.height, time: blk.header.time, prevHash: toDisplayHex(blk.header.prevHash), raw: b.raw, txids: blk.txs.map((t) => t.txid), kind: 'main' as const };
+  });
+  return { network: net, blocks: built, main: built, side: [], orphans: [], tip: built[built.length - 1]!, names: [] };
+}
+
 describe('builder: generateChain', () => {
   for (const net of [BTC, NMC]) {
     it(`${net.name}: valid, deterministic, seed-dependent`, () => {
@@ -452,12 +462,7 @@ describe('builder: generateChain', () => {
       const blocks = [...generateChain(opts)];
       expect(blocks[0]!.hash).toBe(REGTEST_GENESIS);
       expect(blocks.reduce((s, b) => s + b.txCount, 0)).toBe(3000 + blocks.length);
-      const built: BuiltBlock[] = blocks.map((b) => {
-        const h = parseBlock(b.raw, { auxpow: net.auxpow }).header;
-        return { hash: b.hash, height: b.height, time: h.time, prevHash: toDisplayHex(h.prevHash), raw: b.raw, txids: parseBlock(b.raw, { auxpow: net.auxpow }).txs.map((t) => t.txid), kind: 'main' as const };
-      });
-      const chain: BuiltChain = { network: net, blocks: built, main: built, side: [], orphans: [], tip: built[built.length - 1]!, names: [] };
-      const { names, parsed } = checkChain(chain, net.auxpow);
+      const { names, parsed } = checkChain(generatedChain(net, blocks), net.auxpow);
       if (net === NMC) {
         expect(names.filter((n) => n.op === 'name_firstupdate').length).toBeGreaterThan(10);
         expect(names.filter((n) => n.op === 'name_update').length).toBeGreaterThan(10);
@@ -472,6 +477,75 @@ describe('builder: generateChain', () => {
       expect(other[other.length - 1]!.hash).not.toBe(blocks[blocks.length - 1]!.hash);
     });
   }
+});
+
+describe('builder: generateChain, real-world profile', () => {
+  const TX = 4000;
+  const PER_BLOCK = 100;
+  const opts = { network: NMC, seed: 'shape', txCount: TX, txPerBlock: PER_BLOCK, profile: 'real' as const };
+  const measure = (blocks: GeneratedBlock[]) => {
+    const meter = new ShapeMeter(NMC);
+    for (const b of blocks) meter.add(b.raw);
+    return meter.result();
+  };
+  let blocks: GeneratedBlock[];
+  let shape: ChainShape;
+  beforeAll(() => {
+    blocks = [...generateChain(opts)];
+    shape = measure(blocks);
+  });
+
+  it('is valid (spends of unspent outputs, merkle, AuxPoW) and deterministic', () => {
+    expect(blocks.reduce((s, b) => s + b.txCount, 0)).toBe(TX + blocks.length);
+    const { names } = checkChain(generatedChain(NMC, blocks), true);
+    expect(names.filter((n) => n.op === 'name_firstupdate').length).toBeGreaterThan(10);
+    const again = [...generateChain(opts)];
+    expect(again.every((b, i) => b.raw.equals(blocks[i]!.raw))).toBe(true);
+    expect(again.length).toBe(blocks.length);
+  });
+
+  it('reuses addresses with a heavy tail: most in one or two txs, a few hubs in a large share', () => {
+    const { hubShare, hubs, zipf } = REAL_WORLD_DEFAULTS;
+    expect(shape.addresses).toBeGreaterThan(TX); // a growing population, not a fixed pool
+    expect(shape.txsPerAddress.p50).toBeLessThanOrEqual(2);
+    expect(shape.addressesInAtMostTwoTxs).toBeGreaterThan(0.6);
+    // every tx has a payee; a share hubShare of payees are hubs, and the hubs are within the top 1%
+    expect(hubs).toBeLessThanOrEqual(shape.addresses / 100);
+    expect(shape.top1PercentTxShare).toBeGreaterThan(hubShare);
+    // the first hub takes 1 / H(hubs, zipf) of the hub payees
+    let h = 0;
+    for (let k = 1; k <= hubs; k++) h += 1 / k ** zipf;
+    expect(shape.topAddressTxShare).toBeGreaterThan(hubShare / h);
+    expect(shape.txsPerAddress.max).toBeGreaterThan(TX * (hubShare / h));
+  });
+
+  it('has ~2.5 inputs and outputs per tx with a long tail', () => {
+    expect(Math.abs(shape.inputs.mean - 2.5)).toBeLessThan(0.5);
+    expect(Math.abs(shape.outputs.mean - 2.5)).toBeLessThan(0.5);
+    expect(shape.inputs.p50).toBe(1);
+    expect(shape.outputs.p50).toBe(2);
+    expect(shape.inputs.max).toBeGreaterThanOrEqual(100);
+    expect(shape.outputs.max).toBeGreaterThanOrEqual(100);
+  });
+
+  it('grows blocks from nearly empty to full', () => {
+    const d = shape.blockTxsByDecile;
+    expect(d[0]!).toBeLessThan(PER_BLOCK * 0.05);
+    expect(d[8]!).toBe(PER_BLOCK);
+    for (let i = 1; i < 8; i++) expect(d[i]!).toBeGreaterThan(d[i - 1]!);
+  });
+
+  it('has names at the assumed Namecoin density', () => {
+    expect(Math.abs(shape.nameOpShare - NAME_RATES.real)).toBeLessThan(NAME_RATES.real * 0.3);
+  });
+
+  it('follows its options: no hubs, no heavy head; the bench profile reuses a fixed pool', () => {
+    const noHubs = measure([...generateChain({ ...opts, txCount: 2000, real: { hubShare: 0 } })]);
+    expect(noHubs.topAddressTxShare).toBeLessThan(0.05);
+    const bench = measure([...generateChain({ ...opts, txCount: 2000, profile: 'bench' })]);
+    expect(bench.addresses).toBeLessThan(500);
+    expect(bench.inputs.max).toBeLessThanOrEqual(3);
+  });
 });
 
 describe('builder: writeBlocksDir', () => {

@@ -416,7 +416,7 @@ function buildDemoTrees(): Promise<{ root: string; demo: string; capped: string 
   return built;
 }
 
-/** Names the demo chain must have, with '/' and hostile bytes (see src/chain/demo.ts). */
+/** Names the demo chain must have, with '/' and hostile bytes (see src/builder/demo.ts). */
 const DEMO_NAMES = ['d/history', '/lead', 'trail/', '..', 'd/100%', 'd/what?', 'd/with space', '~tilde', 'id/json', 'd/a/b'].map((n) => Buffer.from(n));
 const NON_UTF8_NAME = Buffer.from([0x64, 0x2f, 0xff, 0xfe]);
 

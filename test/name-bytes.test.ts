@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainBuilder, type NameNewHandle } from '../src/chain/builder/chain.js';
+import { ChainBuilder, type NameNewHandle } from '../src/builder/chain.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { makeRouterSite, route } from '../src/contract/router.js';
 import { buildSnapshot } from '../src/site/build.js';

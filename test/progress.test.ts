@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
-import { demoChain } from '../src/chain/demo.js';
+import { demoChain } from '../src/builder/demo.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { formatProgress, MIN_RATE_MS, Progress, type ProgressSample } from '../src/site/progress.js';

@@ -4,7 +4,7 @@
  * name operations read from ASM agree with the chain's own parser on every demo output.
  */
 import { describe, expect, it } from 'vitest';
-import { demoChain, DEMO_NAME_OPS } from '../src/chain/demo.js';
+import { demoChain, DEMO_NAME_OPS } from '../src/builder/demo.js';
 import { nameOutputs, parseNameScript } from '../src/chain/names.js';
 import { parseBlock } from '../src/chain/block.js';
 import { scriptToAsm } from '../src/chain/script.js';

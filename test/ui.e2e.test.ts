@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { demoChain } from '../src/chain/demo.js';
+import { demoChain } from '../src/builder/demo.js';
 import { demoSource } from '../src/source/demo.js';
 import { decodeNamePath, encodeNamePath, type SiteInfo } from '../src/contract/layout.js';
 import { uiFiles } from '../src/site/ui/index.js';

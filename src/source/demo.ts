@@ -1,4 +1,4 @@
-import { demoChain } from '../chain/demo.js';
+import { demoChain } from '../builder/demo.js';
 import type { Network } from '../chain/networks.js';
 import { memorySource } from './memory.js';
 import type { ChainSource } from './types.js';

@@ -1,5 +1,5 @@
 import { createECDH } from 'node:crypto';
-import { hash160 } from '../hash.js';
+import { hash160 } from '../chain/hash.js';
 import type { Prng } from './prng.js';
 
 /** A deterministic key: a real secp256k1 point (private key from the PRNG), no signing. */
@@ -33,6 +33,18 @@ export class KeyFactory {
     const compressedPub = this.ecdh.getPublicKey(null, 'compressed');
     const pub = opts.uncompressed ? this.ecdh.getPublicKey(null, 'uncompressed') : compressedPub;
     return { pub, compressed: !opts.uncompressed, hash160: hash160(pub), xonly: compressedPub.subarray(1) };
+  }
+
+  /**
+   * A key-shaped compressed key (02/03 + 32 PRNG bytes) that is not necessarily a curve point:
+   * no elliptic-curve work (a real key costs ~0.3 ms), for chains with hundreds of thousands of
+   * addresses. Nothing in this project checks keys or signatures.
+   */
+  fakeKey(): Key {
+    const pub = Buffer.allocUnsafe(33);
+    pub[0] = 2 + (this.prng.u32() & 1);
+    this.prng.bytes(32, pub.subarray(1));
+    return { pub, compressed: true, hash160: hash160(pub), xonly: pub.subarray(1) };
   }
 }
 

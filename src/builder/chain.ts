@@ -1,7 +1,7 @@
-import { sha256d, toDisplayHex } from '../hash.js';
-import { merkleRoot } from '../merkle.js';
-import { blockSubsidy, isNamecoin, type Network } from '../networks.js';
-import { blockWork } from '../work.js';
+import { sha256d, toDisplayHex } from '../chain/hash.js';
+import { merkleRoot } from '../chain/merkle.js';
+import { blockSubsidy, isNamecoin, type Network } from '../chain/networks.js';
+import { blockWork } from '../chain/work.js';
 import { KeyFactory, Signer, type Key } from './keys.js';
 import { Prng } from './prng.js';
 import { locks, nameCommitment, unlock, type Lock } from './scripts.js';
@@ -18,6 +18,7 @@ import {
   serializeTx,
   witnessCommitmentScript,
   ZERO_HASH,
+  type SerializedTx,
   type TxData,
   type TxInData,
 } from './serialize.js';
@@ -528,13 +529,19 @@ export class ChainBuilder {
 }
 
 /** Splits `total` over outputs: fixed values first, the rest shared equally by the others. */
-function splitValues(outs: readonly OutputSpec[], total: bigint, what: string): bigint[] {
+/** The sum of the outputs' fixed values, and how many outputs take a share of the rest. */
+function fixedAndFree(outs: readonly OutputSpec[]): { fixed: bigint; free: number } {
   let fixed = 0n;
   let free = 0;
   for (const o of outs) {
     if (o.value === undefined) free++;
     else fixed += o.value;
   }
+  return { fixed, free };
+}
+
+function splitValues(outs: readonly OutputSpec[], total: bigint, what: string): bigint[] {
+  const { fixed, free } = fixedAndFree(outs);
   const rest = total - fixed;
   if (rest < 0n || (free > 0 && rest < BigInt(free))) throw new Error(`${what}: outputs need ${fixed} + ${free} shares but only ${total} is available`);
   const share = free ? rest / BigInt(free) : 0n;
@@ -547,13 +554,8 @@ function splitValues(outs: readonly OutputSpec[], total: bigint, what: string): 
   });
 }
 
-interface BuiltTx {
-  raw: Buffer;
-  hash: Buffer;
-  whash: Buffer;
-  txid: string;
-  hasWitness: boolean;
-}
+/** A serialized tx of the block being built. */
+type BuiltTx = SerializedTx;
 
 /** Adds transactions to the block being built (passed to `ChainBuilder.block`). */
 export class BlockContext {
@@ -679,12 +681,7 @@ export class BlockContext {
     }
     const outs = spec.outputs ?? [];
     let sumIn = ins.reduce((s, i) => s + i.coin.value, 0n);
-    let fixed = 0n;
-    let free = 0;
-    for (const o of outs) {
-      if (o.value === undefined) free++;
-      else fixed += o.value;
-    }
+    const { fixed, free } = fixedAndFree(outs);
     const need = fixed + fee + BigInt(free) * DUST;
     if (sumIn < need && spec.fund !== false) {
       for (const [key, coin] of cb.walletCoins()) {

@@ -1,7 +1,7 @@
-import type { BlockHeader } from '../block.js';
-import { sha256d, sha256dParts, toDisplayHex } from '../hash.js';
-import { merkleRoot } from '../merkle.js';
-import { bitsToTarget } from '../work.js';
+import type { BlockHeader } from '../chain/block.js';
+import { sha256d, sha256dParts, toDisplayHex } from '../chain/hash.js';
+import { merkleRoot } from '../chain/merkle.js';
+import { bitsToTarget } from '../chain/work.js';
 import { ByteWriter } from './bytes.js';
 import type { Prng } from './prng.js';
 import { pushData, pushInt } from './scripts.js';
@@ -49,11 +49,19 @@ export function txHasWitness(tx: TxData): boolean {
   return tx.inputs.some((i) => i.witness !== undefined && i.witness.length > 0);
 }
 
+export interface WrittenTx {
+  start: number;
+  bodyStart: number;
+  bodyEnd: number;
+  end: number;
+  witness: boolean;
+}
+
 /**
  * Writes `tx` into `w`; returns the byte ranges needed for the txid
  * (legacy serialization = [start, start+4) + [bodyStart, bodyEnd) + last 4 bytes).
  */
-export function writeTx(w: ByteWriter, tx: TxData, withWitness = true): { start: number; bodyStart: number; bodyEnd: number; end: number; witness: boolean } {
+export function writeTx(w: ByteWriter, tx: TxData, withWitness = true): WrittenTx {
   const start = w.pos;
   const witness = withWitness && txHasWitness(tx);
   w.u32(tx.version);
@@ -92,11 +100,19 @@ export function serializeTx(tx: TxData): SerializedTx {
   scratch.reset();
   const r = writeTx(scratch, tx);
   const raw = scratch.copy(r.start, r.end);
-  const hash = r.witness
-    ? sha256dParts([raw.subarray(0, 4), raw.subarray(r.bodyStart - r.start, r.bodyEnd - r.start), raw.subarray(raw.length - 4)])
-    : sha256d(raw);
-  const whash = r.witness ? sha256d(raw) : hash;
+  const { hash, whash } = txHashes(scratch.buf, r);
   return { raw, hash, whash, txid: toDisplayHex(hash), hasWitness: r.witness };
+}
+
+/** txid and wtxid (internal byte order) of the tx that `writeTx` wrote at `r` in `buf`. */
+export function txHashes(buf: Buffer, r: WrittenTx): { hash: Buffer; whash: Buffer } {
+  const raw = buf.subarray(r.start, r.end);
+  if (!r.witness) {
+    const hash = sha256d(raw);
+    return { hash, whash: hash };
+  }
+  const hash = sha256dParts([buf.subarray(r.start, r.start + 4), buf.subarray(r.bodyStart, r.bodyEnd), buf.subarray(r.end - 4, r.end)]);
+  return { hash, whash: sha256d(raw) };
 }
 
 /** The header fields a block is built from (hashes in internal byte order). */

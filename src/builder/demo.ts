@@ -47,9 +47,9 @@
  * 149), `demoChain().orphans` (1 block; its height field is the height it
  * would have had, 150), `demoChain().main[h]`.
  */
-import { ChainBuilder, type BuiltChain, type NameNewHandle, type TxHandle } from './builder/chain.js';
-import { locks, script, type Lock } from './builder/scripts.js';
-import { NETWORKS, type Network } from './networks.js';
+import { ChainBuilder, type BuiltChain, type NameNewHandle, type TxHandle } from './chain.js';
+import { locks, script, type Lock } from './scripts.js';
+import { NETWORKS, type Network } from '../chain/networks.js';
 
 export const DEMO_SEED = 'chain-snapshot demo';
 export const DEMO_TIP_HEIGHT = 150;

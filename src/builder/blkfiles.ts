@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Network } from '../networks.js';
-import { xorObfuscate } from '../blkfile.js';
+import type { Network } from '../chain/networks.js';
+import { xorObfuscate } from '../chain/blkfile.js';
 import { Prng } from './prng.js';
 
 /** Bitcoin Core's MAX_BLOCKFILE_SIZE. */

@@ -1,4 +1,4 @@
-import { hash160, sha256 } from '../hash.js';
+import { hash160, sha256 } from '../chain/hash.js';
 import type { Key } from './keys.js';
 
 /** Opcodes the builder uses (Namecoin's OP_NAME_* are OP_1..OP_3). */
