@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
-import { STORE_FORMAT, type CounterDelta, type Store } from './store.js';
+import { emptyDelta, type Counters } from './stats.js';
+import { STORE_FORMAT, type Store } from './store.js';
 
 /** What the index remembers about the snapshot it was last published with. */
 export interface IndexMeta {
@@ -14,7 +15,7 @@ export interface IndexMeta {
   tip: number;
   /** sha256 of the published `_manifest.json`, or 'dirty' while a build is changing the index. */
   generation: string;
-  totals: CounterDelta;
+  totals: Counters;
   capped: string[];
   offchain: string[];
   duplicates: { txid: string; height: number }[];
@@ -28,7 +29,7 @@ export function emptyMeta(net: Network, options: string): IndexMeta {
     options,
     tip: -1,
     generation: 'dirty',
-    totals: { txs: 0, txins: 0, txouts: 0, size: 0, nameOps: 0, scriptTypes: {}, p2shTypes: {} },
+    totals: emptyDelta(),
     capped: [],
     offchain: [],
     duplicates: [],
@@ -59,14 +60,4 @@ export function reuseProblem(meta: IndexMeta | undefined, manifestPath: string, 
   if (published === undefined) return 'no published snapshot';
   if (published !== meta.generation) return 'the published snapshot is not the one the index describes';
   return undefined;
-}
-
-export function addDelta(total: CounterDelta, d: CounterDelta, sign: 1 | -1): void {
-  total.txs += sign * d.txs;
-  total.txins += sign * d.txins;
-  total.txouts += sign * d.txouts;
-  total.size += sign * d.size;
-  total.nameOps += sign * d.nameOps;
-  for (const [k, v] of Object.entries(d.scriptTypes)) total.scriptTypes[k] = (total.scriptTypes[k] ?? 0) + sign * v;
-  for (const [k, v] of Object.entries(d.p2shTypes)) total.p2shTypes[k] = (total.p2shTypes[k] ?? 0) + sign * v;
 }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError, onPath } from '../index/io-error.js';
+import { manifestValue } from '../index/rows.js';
 
 /**
  * The file-writing thread. In `fresh` mode it writes every file; in `update`
@@ -95,7 +95,7 @@ function laneOf(rel: string, lanes: number): number {
  * Writes the site's files into a staging directory on worker threads and
  * records each written file's size and sha256 in the manifest database.
  * Callers `await backpressure()` in their loops so that a bounded amount of
- * data is in flight, and `await flush()` before reading back what they wrote.
+ * data is in flight, and `await flush()` before the manifest is written.
  */
 export class SiteWriter {
   private readonly lanes: Lane[];
@@ -142,10 +142,7 @@ export class SiteWriter {
           if (status[i] === 2) this.counts.deleted++;
           this.files.remove(rel);
         } else {
-          const entry = Buffer.allocUnsafe(40);
-          entry.writeBigUInt64LE(BigInt(sizes[i]!), 0);
-          digests.copy(entry, 8, i * 32, i * 32 + 32);
-          this.files.put(rel, entry);
+          this.files.put(rel, manifestValue.encode({ size: sizes[i]!, sha256: digests.subarray(i * 32, i * 32 + 32) }));
           this.counts.written++;
         }
       });
@@ -218,10 +215,6 @@ export class SiteWriter {
     return this.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
   }
 
-  readText(rel: string): string {
-    return readFileSync(join(this.root, rel), 'utf8');
-  }
-
   async close(): Promise<void> {
     await Promise.all(this.lanes.map((l) => l.worker.terminate()));
   }
@@ -268,8 +261,8 @@ function writeManifestTo(
   };
   try {
     for (const { key, value } of files.getRange()) {
-      const size = Number(value.readBigUInt64LE(0));
-      chunk.push(`${value.subarray(8, 40).toString('hex')} ${size} ${key}\n`);
+      const { size, sha256 } = manifestValue.decode(value);
+      chunk.push(`${sha256.toString('hex')} ${size} ${key}\n`);
       bytes += size;
       if (++count % 4096 === 0) {
         flushChunk();
