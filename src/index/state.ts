@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
 import { emptyDelta, type Counters } from './stats.js';
-import { STORE_FORMAT, type Store } from './store.js';
+import { openStore, STORE_FORMAT, type Store } from './store.js';
 
 /** What the index remembers about the snapshot it was last published with. */
 export interface IndexMeta {
@@ -60,4 +60,30 @@ export function reuseProblem(meta: IndexMeta | undefined, manifestPath: string, 
   if (published === undefined) return 'no published snapshot';
   if (published !== meta.generation) return 'the published snapshot is not the one the index describes';
   return undefined;
+}
+
+/**
+ * Opens the index in `stateDir` and decides whether it can extend the published tree; when it
+ * cannot (`fullReason`), the state directory is emptied (`clear`) and a fresh index opened.
+ */
+export async function openIndex(
+  stateDir: string,
+  net: Network,
+  options: string,
+  how: { full: boolean; manifestPath: string; genesisOfSource: () => Promise<string>; clear: () => void; note: (line: string) => void },
+): Promise<{ store: Store; meta: IndexMeta; fullReason: string | undefined }> {
+  let store = openStore(stateDir);
+  let meta = readMeta(store);
+  let fullReason = how.full ? 'asked for a full build' : reuseProblem(meta, how.manifestPath, net, options);
+  if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== store.heights.get(0)?.hash) fullReason = 'the source is another chain';
+  if (fullReason || !meta) {
+    if (fullReason && existsSync(how.manifestPath)) how.note(`full build: ${fullReason}`);
+    await store.close();
+    how.clear();
+    store = openStore(stateDir);
+    meta = emptyMeta(net, options);
+  }
+  meta.generation = 'dirty';
+  saveMeta(store, meta);
+  return { store, meta, fullReason };
 }

@@ -157,3 +157,14 @@ export async function syncIndex(
   if (changes) for (const h of changes.heights) changes.touched.delete(h); // rendered whole
   return { height, side, orphan, changes };
 }
+
+/** The snapshot height asked for (`asked`, else the source's tip) and the one to build, checked against the source. */
+export async function snapshotHeight(source: ValidatedSource, asked: number | undefined): Promise<{ requested: number; height: number }> {
+  const tip = await source.tip();
+  const requested = asked ?? tip.height;
+  if (!Number.isInteger(requested) || requested < 0) throw new Error(`--height ${requested} is not a valid height`);
+  if (requested <= tip.height) return { requested, height: requested };
+  if (source.skipped.length > 0) return { requested, height: tip.height }; // skipInvalid: the source left invalid blocks out below the height asked for
+  await source.hashAt(requested); // the source's own error says why (missing files, blocks that do not connect)
+  throw new Error(`--height ${requested} is above the tip of ${source.description} (height ${tip.height})`);
+}

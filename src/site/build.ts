@@ -1,25 +1,23 @@
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isNamecoin } from '../chain/networks.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ioError } from '../index/io-error.js';
 import { ChainIndex } from '../index/query.js';
-import { emptyMeta, readMeta, reuseProblem, saveMeta } from '../index/state.js';
-import { isStoreError, openStore } from '../index/store.js';
-import { findFork, syncIndex } from '../index/sync.js';
+import { openIndex, saveMeta } from '../index/state.js';
+import { isStoreError } from '../index/store.js';
+import { findFork, snapshotHeight, syncIndex } from '../index/sync.js';
 import { writeAddresses } from '../pipeline/addresses.js';
 import { writeOffChain, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
+import { writeSiteFiles } from '../pipeline/site-files.js';
+import type { BuildReport } from '../pipeline/report.js';
 import { TxTexts } from '../pipeline/tx-texts.js';
-import { toJson, type JsonValue } from '../render/json.js';
-import { renderStats } from '../render/stats.js';
 import type { ChainSource } from '../source/types.js';
-import { validatedSource, type InvalidBlock } from '../source/validated.js';
-import { HOSTS, hostFiles, type HostName } from './hosts/index.js';
-import { uiFiles } from './ui/index.js';
-import { contractFiles } from './contract.js';
-import { MANIFEST_PATH, SITE_INFO_PATH, STATS_PATH, type SiteInfo } from './layout.js';
+import { validatedSource } from '../source/validated.js';
+import { HOSTS, type HostName } from './hosts/index.js';
+import { MANIFEST_PATH } from './layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from './publish.js';
 import { linkTree } from './staging.js';
@@ -53,34 +51,7 @@ export interface BuildOptions {
   onPublishStep?: (step: PublishStep) => void | Promise<void>;
 }
 
-export interface BuildReport {
-  network: string;
-  height: number;
-  tip: string;
-  /** 'incremental' when the previous snapshot was extended; otherwise why everything was built. */
-  mode: 'full' | 'incremental';
-  fullReason: string | undefined;
-  /** Height the previous snapshot was rolled back to (a reorg), if any. */
-  rolledBackTo: number | undefined;
-  blocks: { main: number; side: number; orphan: number };
-  txs: number;
-  files: number;
-  bytes: number;
-  written: number;
-  unchanged: number;
-  deleted: number;
-  names: number;
-  addresses: number;
-  cappedAddresses: number;
-  nonUtf8Names: number;
-  duplicateTxids: string[];
-  /** Invalid blocks skipped (skipInvalid); each also has a warning. */
-  skippedInvalid: InvalidBlock[];
-  /** The height asked for when an invalid main-chain block made the snapshot stop below it. */
-  requestedHeight: number | undefined;
-  warnings: string[];
-  stageSeconds: [string, number][];
-}
+export type { BuildReport } from '../pipeline/report.js';
 
 /**
  * Builds the site for `source` at `height`. When `<out>` holds a snapshot that
@@ -114,35 +85,20 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
   const namecoin = isNamecoin(net);
   const progress = opts.progress ?? new Progress(null);
 
-  const tip = await source.tip();
-  let height = opts.height ?? tip.height;
-  const requested = height;
-  if (!Number.isInteger(height) || height < 0) throw new Error(`--height ${height} is not a valid height`);
-  if (height > tip.height) {
-    if (source.skipped.length > 0) height = tip.height; // skipInvalid: the source left invalid blocks out below the height asked for
-    else {
-      await source.hashAt(height); // the source's own error says why (missing files, blocks that do not connect)
-      throw new Error(`--height ${height} is above the tip of ${source.description} (height ${tip.height})`);
-    }
-  }
+  const asked = await snapshotHeight(source, opts.height);
+  let height = asked.height;
   const cap = opts.maxAddressTxouts ?? 10000;
   const hosts = opts.hosts ?? HOSTS;
-  const options = JSON.stringify({ pretty: opts.pretty ?? false, cap, hosts: [...hosts].sort(), out: outDir });
-
-  let store = openStore(stateDir);
-  let meta = readMeta(store);
-  let fullReason = opts.full ? 'asked for a full build' : reuseProblem(meta, join(outDir, MANIFEST_PATH), net, options);
-  if (!fullReason && meta && meta.tip >= 0 && (await source.hashAt(0)) !== store.heights.get(0)?.hash) fullReason = 'the source is another chain';
-  if (fullReason || !meta) {
-    if (fullReason && existsSync(join(outDir, MANIFEST_PATH))) progress.note(`full build: ${fullReason}`);
-    await store.close();
-    clearStateDir(stateDir);
-    store = openStore(stateDir);
-    meta = emptyMeta(net, options);
-  }
+  const pretty = opts.pretty ?? false;
+  const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir });
+  const { store, meta, fullReason } = await openIndex(stateDir, net, options, {
+    full: opts.full ?? false,
+    manifestPath: join(outDir, MANIFEST_PATH),
+    genesisOfSource: () => source.hashAt(0),
+    clear: () => clearStateDir(stateDir),
+    note: (line) => progress.note(line),
+  });
   const full = fullReason !== undefined;
-  meta.generation = 'dirty';
-  saveMeta(store, meta);
 
   const index = new ChainIndex(store, new BlocksSpill(join(stateDir, 'blocks.spill')), net);
   let writer: SiteWriter | undefined;
@@ -163,25 +119,14 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     if (full) store.files.clearSync();
     else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
-    const pretty = opts.pretty ?? false;
-    const texts = new TxTexts(index, pretty);
-    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, texts, changes };
+    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, texts: new TxTexts(index, pretty), changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
     meta.offchain = writeOffChain(ctx);
     meta.capped = await writeAddresses(ctx);
     const [names, nonUtf8Names] = namecoin ? await writeNames(ctx) : [0, 0];
-
-    progress.begin('site files');
-    const tipHash = index.hashAt(height)!;
-    writer.write(STATS_PATH, renderStats(index.chainCounters(height, meta.totals, side, orphan, namecoin), index.addressCount(), namecoin, pretty));
-    const info: SiteInfo = { network: net.name, height, tip: tipHash, cappedAddresses: meta.capped };
-    writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
-    for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);
-    const offchain = [...index.offChainBlocks()].map(({ hash, rec }) => ({ hash, kind: rec.kind, height: rec.height }));
-    for (const [rel, content] of await uiFiles({ ...info, offchain })) writer.write(rel, content);
-    for (const [rel, content] of contractFiles()) writer.write(rel, content);
+    const tipHash = await writeSiteFiles(ctx, outDir, hosts, side, orphan);
 
     // Documents → published tree: the manifest, then the swap.
     await writer.flush();
@@ -214,7 +159,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       nonUtf8Names,
       duplicateTxids: meta.duplicates.map((d) => d.txid),
       skippedInvalid: [...source.skipped],
-      requestedHeight: height !== requested ? requested : undefined,
+      requestedHeight: height !== asked.requested ? asked.requested : undefined,
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
     };
