@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
-import { STORE_FORMAT, type CounterDelta, type Store } from './store.js';
+import { emptyDelta, type Counters } from './stats.js';
+import { openStore, STORE_FORMAT, type Store } from './store.js';
 
 /** What the index remembers about the snapshot it was last published with. */
 export interface IndexMeta {
@@ -14,7 +15,7 @@ export interface IndexMeta {
   tip: number;
   /** sha256 of the published `_manifest.json`, or 'dirty' while a build is changing the index. */
   generation: string;
-  totals: CounterDelta;
+  totals: Counters;
   capped: string[];
   offchain: string[];
   duplicates: { txid: string; height: number }[];
@@ -28,7 +29,7 @@ export function emptyMeta(net: Network, options: string): IndexMeta {
     options,
     tip: -1,
     generation: 'dirty',
-    totals: { txs: 0, txins: 0, txouts: 0, size: 0, nameOps: 0, scriptTypes: {}, p2shTypes: {} },
+    totals: emptyDelta(),
     capped: [],
     offchain: [],
     duplicates: [],
@@ -61,12 +62,28 @@ export function reuseProblem(meta: IndexMeta | undefined, manifestPath: string, 
   return undefined;
 }
 
-export function addDelta(total: CounterDelta, d: CounterDelta, sign: 1 | -1): void {
-  total.txs += sign * d.txs;
-  total.txins += sign * d.txins;
-  total.txouts += sign * d.txouts;
-  total.size += sign * d.size;
-  total.nameOps += sign * d.nameOps;
-  for (const [k, v] of Object.entries(d.scriptTypes)) total.scriptTypes[k] = (total.scriptTypes[k] ?? 0) + sign * v;
-  for (const [k, v] of Object.entries(d.p2shTypes)) total.p2shTypes[k] = (total.p2shTypes[k] ?? 0) + sign * v;
+/**
+ * Opens the index in `stateDir` and decides whether it can extend the published tree; when it
+ * cannot (`fullReason`), the state directory is emptied (`clear`) and a fresh index opened.
+ */
+export async function openIndex(
+  stateDir: string,
+  net: Network,
+  options: string,
+  how: { full: boolean; manifestPath: string; genesisOfSource: () => Promise<string>; clear: () => void; note: (line: string) => void },
+): Promise<{ store: Store; meta: IndexMeta; fullReason: string | undefined }> {
+  let store = openStore(stateDir);
+  let meta = readMeta(store);
+  let fullReason = how.full ? 'asked for a full build' : reuseProblem(meta, how.manifestPath, net, options);
+  if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== store.heights.get(0)?.hash) fullReason = 'the source is another chain';
+  if (fullReason || !meta) {
+    if (fullReason && existsSync(how.manifestPath)) how.note(`full build: ${fullReason}`);
+    await store.close();
+    how.clear();
+    store = openStore(stateDir);
+    meta = emptyMeta(net, options);
+  }
+  meta.generation = 'dirty';
+  saveMeta(store, meta);
+  return { store, meta, fullReason };
 }

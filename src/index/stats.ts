@@ -1,20 +1,40 @@
 import { SCRIPT_TYPES_BASE, SCRIPT_TYPES_NAME, SCRIPT_TYPES_SEGWIT, type ScriptType } from '../chain/script.js';
 
-/** Chain-wide figures gathered by the scan (everything stats.json needs but the address count). */
-export interface ChainCounters {
-  mainBlocks: number;
-  sideBlocks: number;
-  orphanBlocks: number;
-  mainSize: number;
+/** Figures of main-chain blocks: what one block adds (kept per height), or the running totals. */
+export interface Counters {
   txs: number;
   txins: number;
   txouts: number;
-  coins: bigint;
-  work: bigint;
+  /** Bytes of the blocks. */
+  size: number;
+  nameOps: number;
   scriptTypes: Record<string, number>;
   p2shTypes: Record<string, number>;
-  nameOps: number;
+}
+
+/** Chain-wide figures (everything stats.json needs but the address count). */
+export interface ChainCounters extends Counters {
+  mainBlocks: number;
+  sideBlocks: number;
+  orphanBlocks: number;
+  coins: bigint;
+  work: bigint;
   tipTime: number;
+}
+
+export function emptyDelta(): Counters {
+  return { txs: 0, txins: 0, txouts: 0, size: 0, nameOps: 0, scriptTypes: {}, p2shTypes: {} };
+}
+
+/** Adds (sign 1) or subtracts (sign -1) one block's figures to running totals. */
+export function addDelta(total: Counters, d: Counters, sign: 1 | -1): void {
+  total.txs += sign * d.txs;
+  total.txins += sign * d.txins;
+  total.txouts += sign * d.txouts;
+  total.size += sign * d.size;
+  total.nameOps += sign * d.nameOps;
+  for (const [k, v] of Object.entries(d.scriptTypes)) total.scriptTypes[k] = (total.scriptTypes[k] ?? 0) + sign * v;
+  for (const [k, v] of Object.entries(d.p2shTypes)) total.p2shTypes[k] = (total.p2shTypes[k] ?? 0) + sign * v;
 }
 
 /** Every key present, in a fixed order: the spec's six, witness types, then Namecoin's. */
@@ -28,7 +48,7 @@ export function emptyCounters(namecoin: boolean): ChainCounters {
     mainBlocks: 0,
     sideBlocks: 0,
     orphanBlocks: 0,
-    mainSize: 0,
+    size: 0,
     txs: 0,
     txins: 0,
     txouts: 0,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Database } from 'lmdb';
 import { onPath } from '../index/io-error.js';
+import { manifestValue } from '../index/rows.js';
 
 /**
  * Writes the manifest, `sha256 size path` per line sorted by path, streaming
@@ -35,8 +36,8 @@ function writeManifestTo(
   };
   try {
     for (const { key, value } of files.getRange()) {
-      const size = Number(value.readBigUInt64LE(0));
-      chunk.push(`${value.subarray(8, 40).toString('hex')} ${size} ${key}\n`);
+      const { size, sha256 } = manifestValue.decode(value);
+      chunk.push(`${sha256.toString('hex')} ${size} ${key}\n`);
       bytes += size;
       if (++count % 4096 === 0) {
         flushChunk();

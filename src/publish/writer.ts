@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
 import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
+import { manifestValue } from '../index/rows.js';
 
 /**
  * The writer thread's module: compiled `.js` next to this file in dist/; from the TypeScript
@@ -47,7 +48,7 @@ function laneOf(rel: string, lanes: number): number {
  * Writes the site's files into a staging directory on worker threads and
  * records each written file's size and sha256 in the manifest database.
  * Callers `await backpressure()` in their loops so that a bounded amount of
- * data is in flight, and `await flush()` before reading back what they wrote.
+ * data is in flight, and `await flush()` before the manifest is written.
  */
 export class SiteWriter {
   private readonly lanes: Lane[];
@@ -94,10 +95,7 @@ export class SiteWriter {
           if (status[i] === DELETED) this.counts.deleted++;
           this.files.remove(rel);
         } else {
-          const entry = Buffer.allocUnsafe(40);
-          entry.writeBigUInt64LE(BigInt(sizes[i]!), 0);
-          digests.copy(entry, 8, i * 32, i * 32 + 32);
-          this.files.put(rel, entry);
+          this.files.put(rel, manifestValue.encode({ size: sizes[i]!, sha256: digests.subarray(i * 32, i * 32 + 32) }));
           this.counts.written++;
         }
       });
@@ -168,10 +166,6 @@ export class SiteWriter {
   flush(): Promise<void> {
     for (const lane of this.lanes) this.post(lane);
     return this.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
-  }
-
-  readText(rel: string): string {
-    return readFileSync(join(this.root, rel), 'utf8');
   }
 
   async close(): Promise<void> {

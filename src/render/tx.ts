@@ -6,11 +6,9 @@ import { isCoinbaseInput, normalizedId, type Tx } from '../chain/tx.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { toPlainJson, type JsonValue } from './json.js';
 
-/** The main-chain input that spends an output (`next_in`). */
-export interface Spender {
-  hash: string;
-  n: number;
-}
+import type { Spender } from '../index/query.js';
+
+export type { Spender };
 
 /** Where a transaction sits in the main chain (the /tx document's last three fields). */
 export interface TxPlacement {

@@ -1,0 +1,170 @@
+import { scriptAddress } from '../chain/address.js';
+import type { Block } from '../chain/block.js';
+import { toDisplayHex } from '../chain/hash.js';
+import { isCoinbaseInput, type Tx } from '../chain/tx.js';
+import { isNamecoin } from '../chain/networks.js';
+import { blockWork } from '../chain/work.js';
+import type { ValidatedSource } from '../source/validated.js';
+import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from './indexer.js';
+import type { ChainIndex } from './query.js';
+import type { IndexMeta } from './state.js';
+import { addDelta } from './stats.js';
+
+/** Documents that change in this run (incremental builds only; a full build renders everything). */
+export interface Changes {
+  /** Blocks whose every document is rendered again (new ones). */
+  heights: Set<number>;
+  /** Older blocks whose block document changes, with the txs in them whose documents change. */
+  touched: Map<number, Set<number>>;
+  removedTxs: Set<string>;
+  removedBlocks: Set<string>;
+  appliedBlocks: Set<string>;
+  addresses: Set<string>;
+  names: Set<string>;
+}
+
+/** What the sync reports progress to. */
+export interface SyncProgress {
+  begin(stage: string): void;
+  update(done: number, total: number, unit: string): void;
+}
+
+export interface SyncResult {
+  /** The snapshot height (below the one asked for when skipInvalid stopped the chain). */
+  height: number;
+  side: number;
+  orphan: number;
+  /** undefined for a full build. */
+  changes: Changes | undefined;
+}
+
+/** Finds an earlier transaction through the index: its bytes sit in the block spill. */
+function prevoutResolver(index: ChainIndex): PrevoutResolver {
+  const related = new Map<string, { height: number; index: number; addresses: string[] }>();
+  const outputAddresses = (tx: Tx) => tx.outputs.map((o) => scriptAddress(o.script, index.net)).filter((a): a is string => a !== undefined);
+  return (prevHash) => {
+    const key = prevHash.toString('hex');
+    const hit = related.get(key);
+    if (hit) return hit;
+    const found = index.findTx(prevHash);
+    if (!found) return undefined;
+    const addresses = new Set(outputAddresses(found.tx));
+    for (const input of found.tx.inputs) {
+      if (isCoinbaseInput(input)) continue;
+      const out = index.findTx(input.prevHash)?.tx.outputs[input.prevIndex];
+      const a = out && scriptAddress(out.script, index.net);
+      if (a !== undefined) addresses.add(a);
+    }
+    const res = { height: found.loc.height, index: found.loc.index, addresses: [...addresses] };
+    if (related.size >= 65536) related.delete(related.keys().next().value!);
+    related.set(key, res);
+    return res;
+  };
+}
+
+function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
+  if (!changes) return;
+  for (const [h, i] of fx.spentTxs) {
+    let txs = changes.touched.get(h);
+    if (!txs) changes.touched.set(h, (txs = new Set()));
+    txs.add(i);
+  }
+  for (const a of fx.addresses) changes.addresses.add(a);
+  for (const n of fx.names) changes.names.add(n);
+}
+
+/** The highest height (≤ `height`) where the index and the source agree; -1: none. */
+export async function findFork(source: ValidatedSource, index: ChainIndex, meta: IndexMeta, height: number): Promise<number> {
+  let fork = Math.min(meta.tip, height);
+  while (fork >= 0 && index.hashAt(fork) !== (await source.hashAt(fork))) fork--;
+  return fork;
+}
+
+/**
+ * Brings the index to the source's chain at `height`: undoes the blocks above `fork`, applies
+ * the source's blocks above it, records the off-chain blocks. `meta` (tip, totals, duplicates)
+ * follows. With `full` false, also collects which documents change.
+ */
+export async function syncIndex(
+  source: ValidatedSource,
+  index: ChainIndex,
+  meta: IndexMeta,
+  fork: number,
+  height: number,
+  full: boolean,
+  progress: SyncProgress,
+): Promise<SyncResult> {
+  const { store, spill, net } = index;
+  const namecoin = isNamecoin(net);
+  const changes: Changes | undefined = full
+    ? undefined
+    : { heights: new Set(), touched: new Map(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
+  const resolve = full ? undefined : prevoutResolver(index);
+
+  if (fork < meta.tip) progress.begin('rollback');
+  for (let h = meta.tip; h > fork; h--) {
+    const { block, hash } = index.blockAt(h);
+    const fx = undoBlock(store, net, namecoin, block, h, resolve);
+    addDelta(meta.totals, fx.delta, -1);
+    recordEffects(changes, fx);
+    changes?.removedBlocks.add(hash);
+    for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
+    meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
+    progress.update(meta.tip - h + 1, meta.tip - fork, 'blocks');
+  }
+  meta.tip = fork;
+
+  progress.begin('scan');
+  // Progress in bytes (or txs) rather than blocks: blocks grow along the chain.
+  const scanWork = (await source.scanWork?.(height, fork + 1)) ?? { unit: 'blocks', total: height - fork };
+  let scanned = 0;
+  let work = fork >= 0 ? BigInt(index.heightRecord(fork)!.work) : 0n;
+  let prevHash = fork >= 0 ? index.hashAt(fork) : undefined;
+  for await (const sb of source.mainChain(height, fork + 1)) {
+    if (sb.height !== meta.tip + 1) throw new Error(`${source.description} delivered height ${sb.height}, expected ${meta.tip + 1}`);
+    const block: Block = sb.block!; // parsed and validated by the wrapper
+    if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
+      throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
+    }
+    const at = spill.append(sb.raw);
+    work += blockWork(block.header.bits);
+    const fx = applyBlock(store, net, namecoin, block, { hash: sb.hash, ...at, time: block.header.time, work: work.toString() }, sb.height, resolve);
+    addDelta(meta.totals, fx.delta, 1);
+    recordEffects(changes, fx);
+    changes?.heights.add(sb.height);
+    changes?.appliedBlocks.add(sb.hash);
+    if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height: sb.height });
+    meta.tip = sb.height;
+    prevHash = sb.hash;
+    scanned += scanWork.unit === 'bytes' ? sb.raw.length : scanWork.unit === 'txs' ? block.txs.length : 1;
+    progress.update(scanned, scanWork.total, scanWork.unit);
+  }
+  if (meta.tip !== height && source.stoppedAt) {
+    if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
+    height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
+  }
+  if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
+  if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
+
+  let side = 0;
+  let orphan = 0;
+  store.offchain.clearSync();
+  for await (const ob of source.offChain(height)) {
+    await store.offchain.put(ob.hash, { kind: ob.kind, height: ob.height ?? null, raw: ob.raw });
+    if (ob.kind === 'side') side++;
+    else orphan++;
+  }
+  if (changes) for (const h of changes.heights) changes.touched.delete(h); // rendered whole
+  return { height, side, orphan, changes };
+}
+
+/** The snapshot height asked for (`asked`, else the source's tip) and the one to build, checked against the source. */
+export async function snapshotHeight(source: ValidatedSource, asked: number | undefined): Promise<{ requested: number; height: number }> {
+  const tip = await source.tip();
+  const requested = asked ?? tip.height;
+  if (!Number.isInteger(requested) || requested < 0) throw new Error(`--height ${requested} is not a valid height`);
+  if (requested <= tip.height) return { requested, height: requested };
+  if (source.skipped.length > 0) return { requested, height: tip.height }; // skipInvalid: the source left invalid blocks out below the height asked for
+  await source.hashAt(requested); // the source's own error says why (missing files, blocks that do not connect)
+  throw new Error(`--height ${requested} is above the tip of ${source.description} (height ${tip.height})`);
+}

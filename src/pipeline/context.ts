@@ -1,0 +1,23 @@
+import type { ChainIndex } from '../index/query.js';
+import type { IndexMeta } from '../index/state.js';
+import type { Changes } from '../index/sync.js';
+import type { Progress } from '../site/progress.js';
+import type { SiteWriter } from '../publish/writer.js';
+import type { TxTexts } from './tx-texts.js';
+
+/** What every render stage of a build works with. */
+export interface StageContext {
+  index: ChainIndex;
+  writer: SiteWriter;
+  /** The snapshot height. */
+  height: number;
+  pretty: boolean;
+  /** Addresses with more outputs get the capped document (0 = no cap). */
+  cap: number;
+  progress: Progress;
+  meta: IndexMeta;
+  /** Rendered /tx documents for the address stage. */
+  texts: TxTexts;
+  /** undefined for a full build. */
+  changes: Changes | undefined;
+}

@@ -1,0 +1,31 @@
+import type { InvalidBlock } from '../source/validated.js';
+
+/** What a build did (the CLI prints it). */
+export interface BuildReport {
+  network: string;
+  height: number;
+  tip: string;
+  /** 'incremental' when the previous snapshot was extended; otherwise why everything was built. */
+  mode: 'full' | 'incremental';
+  fullReason: string | undefined;
+  /** Height the previous snapshot was rolled back to (a reorg), if any. */
+  rolledBackTo: number | undefined;
+  blocks: { main: number; side: number; orphan: number };
+  txs: number;
+  files: number;
+  bytes: number;
+  written: number;
+  unchanged: number;
+  deleted: number;
+  names: number;
+  addresses: number;
+  cappedAddresses: number;
+  nonUtf8Names: number;
+  duplicateTxids: string[];
+  /** Invalid blocks skipped (skipInvalid); each also has a warning. */
+  skippedInvalid: InvalidBlock[];
+  /** The height asked for when an invalid main-chain block made the snapshot stop below it. */
+  requestedHeight: number | undefined;
+  warnings: string[];
+  stageSeconds: [string, number][];
+}
