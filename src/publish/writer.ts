@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
