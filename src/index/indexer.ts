@@ -53,7 +53,7 @@ export function applyBlock(
     const cb = block.txs[0];
     if (cb && isCoinbase(cb)) {
       if (store.coinbases.get(cb.hash) !== undefined) fx.duplicate = cb.txid;
-      else store.coinbases.put(cb.hash, u32le.encode(height));
+      else void store.coinbases.put(cb.hash, u32le.encode(height));
     }
     for (let ti = 0; ti < block.txs.length; ti++) {
       const tx = block.txs[ti]!;
@@ -65,7 +65,7 @@ export function applyBlock(
         const input = tx.inputs[vin]!;
         if (isCoinbaseInput(input)) continue;
         const key = outPointKey.encode({ txHash: input.prevHash, vout: input.prevIndex });
-        store.spent.put(key, spenderValue.encode({ txHash: tx.hash, vin }));
+        void store.spent.put(key, spenderValue.encode({ txHash: tx.hash, vin }));
         if (store.p2sh.get(key) !== undefined) bump(d.p2shTypes, redeemScriptType(input.script, namecoin) ?? 'unknown');
         if (resolve) {
           const prev = resolve(input.prevHash);
@@ -75,17 +75,17 @@ export function applyBlock(
           }
         }
       }
-      store.txloc.put(tx.hash, loc);
+      void store.txloc.put(tx.hash, loc);
       for (let vout = 0; vout < tx.outputs.length; vout++) {
         const out = tx.outputs[vout]!;
         const type = classifyScript(out.script, namecoin);
         bump(d.scriptTypes, type);
-        if (type === 'script_hash') store.p2sh.put(outPointKey.encode({ txHash: tx.hash, vout }), empty.encode(true));
+        if (type === 'script_hash') void store.p2sh.put(outPointKey.encode({ txHash: tx.hash, vout }), empty.encode(true));
         const address = scriptAddress(out.script, net);
         if (address !== undefined) {
-          store.addrOuts.put(addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
+          void store.addrOuts.put(addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
           const count = store.addrCount.get(address);
-          store.addrCount.put(address, u32le.encode((count ? u32le.decode(count) : 0) + 1));
+          void store.addrCount.put(address, u32le.encode((count ? u32le.decode(count) : 0) + 1));
           fx.addresses.add(address);
         }
       }
@@ -94,14 +94,14 @@ export function applyBlock(
           d.nameOps++;
           if (op.op === 'name_new' || !op.name || !op.value) continue;
           fx.names.add(Buffer.from(op.name).toString('latin1'));
-          store.names.put(
+          void store.names.put(
             nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }),
             nameOpValue.encode({ op: op.op, txHash: tx.hash, address: scriptAddress(op.addressScript, net) ?? null, value: Buffer.from(op.value) }),
           );
         }
       }
     }
-    store.heights.put(height, { ...record, delta: d });
+    void store.heights.put(height, { ...record, delta: d });
   });
   return fx;
 }
@@ -119,19 +119,19 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         for (const { vout, op } of nameOutputs(tx)) {
           if (op.op === 'name_new' || !op.name || !op.value) continue;
           fx.names.add(Buffer.from(op.name).toString('latin1'));
-          store.names.remove(nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }));
+          void store.names.remove(nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }));
         }
       }
       for (let vout = tx.outputs.length - 1; vout >= 0; vout--) {
         const out = tx.outputs[vout]!;
-        store.p2sh.remove(outPointKey.encode({ txHash: tx.hash, vout }));
+        void store.p2sh.remove(outPointKey.encode({ txHash: tx.hash, vout }));
         const address = scriptAddress(out.script, net);
         if (address === undefined) continue;
-        store.addrOuts.remove(addrOutKey.encode({ address, height, txIndex: ti, vout }));
+        void store.addrOuts.remove(addrOutKey.encode({ address, height, txIndex: ti, vout }));
         const stored = store.addrCount.get(address);
         const count = (stored ? u32le.decode(stored) : 1) - 1;
-        if (count > 0) store.addrCount.put(address, u32le.encode(count));
-        else store.addrCount.remove(address);
+        if (count > 0) void store.addrCount.put(address, u32le.encode(count));
+        else void store.addrCount.remove(address);
         fx.addresses.add(address);
       }
       for (let vin = tx.inputs.length - 1; vin >= 0; vin--) {
@@ -139,7 +139,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         if (isCoinbaseInput(input)) continue;
         const key = outPointKey.encode({ txHash: input.prevHash, vout: input.prevIndex });
         const spender = store.spent.get(key);
-        if (spender && spenderValue.decode(spender).txHash.equals(tx.hash)) store.spent.remove(key);
+        if (spender && spenderValue.decode(spender).txHash.equals(tx.hash)) void store.spent.remove(key);
         if (resolve) {
           const prev = resolve(input.prevHash);
           if (prev) {
@@ -149,12 +149,12 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         }
       }
       const loc = store.txloc.get(tx.hash);
-      if (loc && txLocationValue.decode(loc).height === height) store.txloc.remove(tx.hash);
+      if (loc && txLocationValue.decode(loc).height === height) void store.txloc.remove(tx.hash);
     }
     const cb = block.txs[0];
     const seen = cb && store.coinbases.get(cb.hash);
-    if (seen && u32le.decode(seen) === height) store.coinbases.remove(cb!.hash);
-    store.heights.remove(height);
+    if (seen && u32le.decode(seen) === height) void store.coinbases.remove(cb!.hash);
+    void store.heights.remove(height);
   });
   return fx;
 }

@@ -91,9 +91,9 @@ export class SiteWriter {
         if (status[i] === UNCHANGED) this.counts.unchanged++;
         else if (status[i] === DELETED || status[i] === ABSENT) {
           if (status[i] === DELETED) this.counts.deleted++;
-          this.files.remove(rel);
+          void this.files.remove(rel);
         } else {
-          this.files.put(rel, manifestValue.encode({ size: sizes[i]!, sha256: digests.subarray(i * 32, i * 32 + 32) }));
+          void this.files.put(rel, manifestValue.encode({ size: sizes[i]!, sha256: digests.subarray(i * 32, i * 32 + 32) }));
           this.counts.written++;
         }
       });

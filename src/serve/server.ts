@@ -237,7 +237,10 @@ export async function serveUntilSignal(opts: ServeOptions = {}, log: (msg: strin
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       log('Shutting down');
-      running.close().then(ok);
+      running.close().then(ok, (err: unknown) => {
+        log(`error while closing: ${err instanceof Error ? err.message : String(err)}`);
+        ok();
+      });
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

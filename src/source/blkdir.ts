@@ -78,7 +78,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   try {
     entries = await readdir(dir);
   } catch (e) {
-    throw new Error(`blocks dir ${dir}: cannot read it (${(e as Error).message})`);
+    throw new Error(`blocks dir ${dir}: cannot read it (${(e as Error).message})`, { cause: e });
   }
   const files: BlkFile[] = [];
   for (const name of entries) {

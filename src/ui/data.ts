@@ -109,7 +109,7 @@ export function getJson<T>(url: string): Promise<Fetched<T>> {
   if (hit) return hit as Promise<Fetched<T>>;
   const p = fetch(url, { headers: { Accept: 'application/json' } }).then(async (r) => {
     const text = await r.text();
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {

@@ -114,6 +114,7 @@ export function bigHuman(digits: string): string {
 
 /** Control characters made visible as \xNN (names and values may hold any bytes). */
 export function visible(s: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point here
   return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
     const n = c.charCodeAt(0);
     return '\\x' + HEX[n >> 4]! + HEX[n & 15]!;

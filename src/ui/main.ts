@@ -65,7 +65,8 @@ function go(): void {
       document.body.setAttribute('data-page', node.getAttribute('data-missing') ? 'missing' : kind);
       document.body.setAttribute('data-route', location.hash);
       document.body.setAttribute('data-state', 'ready');
-    });
+    })
+    .catch((err: unknown) => console.error(err));
 }
 
 form.addEventListener('submit', (e) => {

@@ -146,7 +146,7 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
       try {
         text = readFileSync(cookie, 'utf8').trim();
       } catch (e) {
-        throw new Error(`RPC ${where}: cannot read cookie file ${cookie} (${(e as Error).message})`);
+        throw new Error(`RPC ${where}: cannot read cookie file ${cookie} (${(e as Error).message})`, { cause: e });
       }
       if (!text.includes(':')) throw new Error(`RPC ${where}: cookie file ${cookie} does not hold "user:password"`);
       authorization = `Basic ${Buffer.from(text).toString('base64')}`;
@@ -221,7 +221,7 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
         tries++;
         const elapsed = Date.now() - started;
         if (tries >= maxAttempts) {
-          throw new Error(`RPC ${where}: giving up after ${tries} attempt${tries === 1 ? '' : 's'} over ${elapsed} ms: ${e.message}`);
+          throw new Error(`RPC ${where}: giving up after ${tries} attempt${tries === 1 ? '' : 's'} over ${elapsed} ms: ${e.message}`, { cause: e });
         }
         log(`RPC ${where}: ${e.message}; attempt ${tries}/${maxAttempts}, next in ${delay} ms`);
         if (retryWarnings < MAX_RETRY_WARNINGS) warnings.push(`RPC ${where}: ${e.message}; retrying in ${delay} ms`);

@@ -118,6 +118,7 @@ export async function* scanMainChain(client: RpcClient, height: number, from: nu
         const t = await opts.tip().catch(() => undefined);
         throw new Error(
           `RPC ${where}: heights ${from}–${to - 1} are no longer on the node's chain (tip now ${t ? `height ${t.height}` : 'unknown'}): reorg during the scan; run again`,
+          { cause: e },
         );
       }
       throw e;
