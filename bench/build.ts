@@ -1,9 +1,12 @@
-// npm run bench:build [-- --tx 200000 --scale 4 --dir /dev/shm --profile real|bench]
+// npm run bench:build [-- --tx 200000 --runs 3 --scale 4 --dir /dev/shm --profile real|bench]
 // Builds a builder-made Namecoin regtest chain (real-world profile unless --profile bench:
 // see bench/chain.ts and the README) through the blocks-dir source and
 // compares it with a plain writer that writes the same files (same paths and
-// bytes) with no chain work. Each measured run is a child process, so peak RSS
-// is its own. With --scale K, also builds a chain K× larger to compare RSS.
+// bytes) with no chain work, `--runs` times (build and plain writer alternate, so both see
+// the same machine), printing min/median/max of each and of the ratio. Each measured run is
+// a child process, so peak RSS is its own. With --scale K, also builds a chain K× larger to
+// compare ratio and RSS. Ends with a projection to Namecoin and Bitcoin mainnet from the
+// measured per-tx rates.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,34 +98,86 @@ function line(label: string, r: RunResult): string {
   return `${label.padEnd(14)} ${r.seconds.toFixed(1).padStart(7)} s  ${(r.txs / r.seconds).toFixed(0).padStart(7)} tx/s  ${(r.files / r.seconds).toFixed(0).padStart(7)} files/s  ${(mb / r.seconds).toFixed(1).padStart(6)} MB/s  peak RSS ${r.maxRssMiB.toFixed(0)} MiB (anonymous ${r.maxAnonMiB.toFixed(0)} MiB)`;
 }
 
-async function measure(txCount: number, root: string): Promise<RunResult> {
+interface Measured {
+  txs: number;
+  files: number;
+  bytes: number;
+  build: RunResult[];
+  plain: RunResult[];
+}
+
+/** min / median / max of `xs`. */
+function spread(xs: number[], digits = 1): string {
+  const s = [...xs].sort((a, b) => a - b);
+  const med = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return `${s[0]!.toFixed(digits)} / ${med.toFixed(digits)} / ${s[s.length - 1]!.toFixed(digits)}`;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+async function measure(txCount: number, root: string, runs: number): Promise<Measured> {
   const blocksDir = join(root, `blocks-${txCount}`);
   writeBenchChain(blocksDir, { txCount, txPerBlock: 1000, profile: profileArg() });
-  const built = run('build', blocksDir, join(root, `out-${txCount}`));
-  const plain = run('plain', join(root, `out-${txCount}`), join(root, `plain-${txCount}`));
-  console.log(line('build', built));
-  console.log(line('plain writer', plain));
-  console.log(`build/plain time ratio: ${(built.seconds / plain.seconds).toFixed(2)}  (${built.files} files, ${(built.bytes / 1e6).toFixed(0)} MB)`);
-  rmSync(join(root, `plain-${txCount}`), { recursive: true, force: true });
-  for (const p of ['', '.releases', '.state']) rmSync(join(root, `out-${txCount}${p}`), { recursive: true, force: true });
+  const m: Measured = { txs: 0, files: 0, bytes: 0, build: [], plain: [] };
+  const out = join(root, `out-${txCount}`);
+  for (let i = 0; i < runs; i++) {
+    for (const p of ['', '.releases', '.state']) rmSync(`${out}${p}`, { recursive: true, force: true });
+    const built = run('build', blocksDir, out);
+    const plain = run('plain', out, join(root, `plain-${txCount}`));
+    rmSync(join(root, `plain-${txCount}`), { recursive: true, force: true });
+    console.log(`run ${i + 1}/${runs}`);
+    console.log(line('  build', built));
+    console.log(line('  plain writer', plain));
+    console.log(`  build/plain time ratio: ${(built.seconds / plain.seconds).toFixed(2)}`);
+    m.build.push(built);
+    m.plain.push(plain);
+    Object.assign(m, { txs: built.txs, files: built.files, bytes: built.bytes });
+  }
+  for (const p of ['', '.releases', '.state']) rmSync(`${out}${p}`, { recursive: true, force: true });
   rmSync(blocksDir, { recursive: true, force: true });
-  return built;
+  console.log(`${txCount} txs, ${m.files} files, ${(m.bytes / 1e6).toFixed(0)} MB; min / median / max of ${runs} runs:`);
+  console.log(`  build         ${spread(m.build.map((r) => r.seconds))} s`);
+  console.log(`  plain writer  ${spread(m.plain.map((r) => r.seconds))} s`);
+  console.log(`  ratio         ${spread(m.build.map((r, i) => r.seconds / m.plain[i]!.seconds), 2)}`);
+  console.log(`  peak RSS      ${spread(m.build.map((r) => r.maxRssMiB), 0)} MiB (anonymous ${spread(m.build.map((r) => r.maxAnonMiB), 0)} MiB)`);
+  return m;
+}
+
+/** Files, bytes and build hours for a chain of `txs` transactions at the measured per-tx rates (median run). */
+function projection(m: Measured): void {
+  const secsPerTx = median(m.build.map((r) => r.seconds)) / m.txs;
+  const plainPerTx = median(m.plain.map((r) => r.seconds)) / m.txs;
+  console.log(`projection from the measured rates (${m.txs} txs: ${(m.files / m.txs).toFixed(2)} files/tx, ${(m.bytes / m.txs / 1e3).toFixed(1)} kB/tx, ${(secsPerTx * 1e6).toFixed(0)} µs/tx build, ${(plainPerTx * 1e6).toFixed(0)} µs/tx plain writer):`);
+  console.log('| chain | txs | files | bytes | build (2 cores) | plain writer |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [label, txs] of [['Namecoin mainnet', 7e6], ['Bitcoin mainnet', 1.2e9]] as const) {
+    const hours = (s: number) => (s * txs) / 3600;
+    console.log(`| ${label} | ${(txs / 1e6).toLocaleString('en')}M | ${((m.files / m.txs) * txs / 1e6).toFixed(0)}M | ${((m.bytes / m.txs) * txs / 1e9).toFixed(0)} GB | ${hours(secsPerTx).toFixed(1)} h | ${hours(plainPerTx).toFixed(1)} h |`);
+  }
 }
 
 async function main(): Promise<void> {
   const txCount = arg('tx', 200_000);
   const scale = arg('scale', 0);
+  const runs = arg('runs', 3);
   // --dir /dev/shm (tmpfs) takes the disk's run-to-run noise out of the comparison.
   const dirArg = process.argv.indexOf('--dir');
   const root = mkdtempSync(join(dirArg === -1 ? tmpdir() : process.argv[dirArg + 1]!, 'snapshot-bench-'));
   console.log(`working in ${root}`);
   try {
-    const base = await measure(txCount, root);
+    const base = await measure(txCount, root, runs);
     if (scale > 1) {
-      const big = await measure(txCount * scale, root);
+      const big = await measure(txCount * scale, root, runs);
+      const ratio = (m: Measured) => median(m.build.map((r, i) => r.seconds / m.plain[i]!.seconds));
+      const rss = (m: Measured) => median(m.build.map((r) => r.maxRssMiB));
+      const anon = (m: Measured) => median(m.build.map((r) => r.maxAnonMiB));
       const pct = (x: number, y: number) => `${((y / x - 1) * 100).toFixed(0)}%`;
-      console.log(`peak RSS ${base.maxRssMiB.toFixed(0)} → ${big.maxRssMiB.toFixed(0)} MiB (${pct(base.maxRssMiB, big.maxRssMiB)}), anonymous ${base.maxAnonMiB.toFixed(0)} → ${big.maxAnonMiB.toFixed(0)} MiB (${pct(base.maxAnonMiB, big.maxAnonMiB)}) from ${txCount} to ${txCount * scale} txs`);
-    }
+      console.log(`from ${txCount} to ${txCount * scale} txs (medians): ratio ${ratio(base).toFixed(2)} → ${ratio(big).toFixed(2)} (${pct(ratio(base), ratio(big))}), peak RSS ${rss(base).toFixed(0)} → ${rss(big).toFixed(0)} MiB (${pct(rss(base), rss(big))}), anonymous ${anon(base).toFixed(0)} → ${anon(big).toFixed(0)} MiB (${pct(anon(base), anon(big))})`);
+      projection(big);
+    } else projection(base);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

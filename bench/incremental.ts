@@ -1,8 +1,8 @@
-// npm run bench:incremental [-- --tx 200000 --percent 1 --dir /dev/shm --profile real|bench]
+// npm run bench:incremental [-- --tx 200000 --percent 1 --runs 3 --dir /dev/shm --profile real|bench]
 // Builds a builder-made Namecoin regtest chain (blocks dir; real-world profile unless
 // --profile bench: see bench/chain.ts and the README) up to (100 − p)% of
 // its blocks, then extends it to the tip: time and files written by the
-// incremental run compared with a full build at the tip.
+// incremental run compared with a full build at the tip, `--runs` times (min/median/max).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,8 +19,15 @@ async function timed(blocksDir: string, outDir: string, height: number): Promise
   return [r, secs];
 }
 
+function spread(xs: number[], digits: number): string {
+  const s = [...xs].sort((a, b) => a - b);
+  const med = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return `${s[0]!.toFixed(digits)} / ${med.toFixed(digits)} / ${s[s.length - 1]!.toFixed(digits)}`;
+}
+
 const txCount = arg('tx', 200_000);
 const percent = arg('percent', 1);
+const runs = arg('runs', 3);
 const dirArg = process.argv.indexOf('--dir');
 const root = mkdtempSync(join(dirArg === -1 ? tmpdir() : process.argv[dirArg + 1]!, 'snapshot-bench-inc-'));
 try {
@@ -28,17 +35,28 @@ try {
   writeBenchChain(blocksDir, { txCount, txPerBlock: 200, profile: profileArg() });
   const tip = (await (await openBlocksDir(blocksDir, net)).tip()).height;
   const start = Math.floor(tip * (1 - percent / 100));
-  const [base, baseSecs] = await timed(blocksDir, join(root, 'inc'), start);
-  const [inc, incSecs] = await timed(blocksDir, join(root, 'inc'), tip);
-  const [full, fullSecs] = await timed(blocksDir, join(root, 'full'), tip);
   const line = (label: string, r: BuildReport, s: number) =>
     `${label.padEnd(26)} ${s.toFixed(1).padStart(7)} s  ${r.mode.padEnd(11)} written ${String(r.written).padStart(8)}  unchanged ${String(r.unchanged).padStart(8)}  deleted ${r.deleted}  (files ${r.files}, names ${r.names})`;
-  console.log(`chain: ${tip + 1} blocks, ${full.txs} txs; extending ${start} → ${tip} (${tip - start} blocks, ${percent}%; ${full.txs - base.txs} txs, ${(((full.txs - base.txs) / full.txs) * 100).toFixed(1)}% of the txs)`);
-  console.log(line(`full build at ${start}`, base, baseSecs));
-  console.log(line(`incremental ${start}→${tip}`, inc, incSecs));
-  console.log(line(`full build at ${tip}`, full, fullSecs));
-  console.log(`incremental / full: time ${(incSecs / fullSecs).toFixed(3)}, files written ${(inc.written / full.written).toFixed(3)}`);
-  console.log(`stages of the incremental run: ${inc.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`);
+  const incs: number[] = [];
+  const fulls: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    for (const d of ['inc', 'full']) for (const p of ['', '.releases', '.state']) rmSync(join(root, d + p), { recursive: true, force: true });
+    const [base, baseSecs] = await timed(blocksDir, join(root, 'inc'), start);
+    const [inc, incSecs] = await timed(blocksDir, join(root, 'inc'), tip);
+    const [full, fullSecs] = await timed(blocksDir, join(root, 'full'), tip);
+    if (i === 0) console.log(`chain: ${tip + 1} blocks, ${full.txs} txs; extending ${start} → ${tip} (${tip - start} blocks, ${percent}%; ${full.txs - base.txs} txs, ${(((full.txs - base.txs) / full.txs) * 100).toFixed(1)}% of the txs)`);
+    console.log(`run ${i + 1}/${runs}`);
+    console.log(line(`full build at ${start}`, base, baseSecs));
+    console.log(line(`incremental ${start}→${tip}`, inc, incSecs));
+    console.log(line(`full build at ${tip}`, full, fullSecs));
+    console.log(`incremental / full: time ${(incSecs / fullSecs).toFixed(3)}, files written ${(inc.written / full.written).toFixed(3)}`);
+    console.log(`stages of the incremental run: ${inc.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`);
+    incs.push(incSecs);
+    fulls.push(fullSecs);
+    ratios.push(incSecs / fullSecs);
+  }
+  console.log(`min / median / max of ${runs} runs: incremental ${spread(incs, 1)} s, full ${spread(fulls, 1)} s, incremental / full ${spread(ratios, 3)}`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
