@@ -34,6 +34,9 @@ async function loadTranspiler(): Promise<Transpile> {
     }).code;
 }
 
+/** Transpiled sources, once per process (a test process builds many trees). */
+const transpiled = new Map<string, string>();
+
 const IMPORT_RE = /^\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
 
 /** Module path (relative to src|dist, '.js' suffix) → JS source, for the entry and its imports. */
@@ -50,8 +53,13 @@ export async function shippedModules(entry: string = EDGE_ENTRY): Promise<Map<st
     if (existsSync(js)) {
       code = readFileSync(js, 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
     } else if (existsSync(tsFile)) {
-      transpile ??= await loadTranspiler();
-      code = transpile(readFileSync(tsFile, 'utf8'), tsFile);
+      let cached = transpiled.get(tsFile);
+      if (cached === undefined) {
+        transpile ??= await loadTranspiler();
+        cached = transpile(readFileSync(tsFile, 'utf8'), tsFile);
+        transpiled.set(tsFile, cached);
+      }
+      code = cached;
     } else {
       throw new Error(`Router module ${rel} not found below ${ROOT}`);
     }
