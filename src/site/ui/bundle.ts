@@ -4,7 +4,7 @@
  * when the CLI runs from its TypeScript sources (tsx, vitest). esbuild is a devDependency: the
  * installed package only reads the prebuilt files (see index.ts).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
@@ -37,11 +37,16 @@ export function bundleUi(): UiBundle {
   return { js: one('main.ts', 'ts'), css: one('app.css', 'css') };
 }
 
-/** `tsx src/site/ui/bundle.ts <dir>` (npm run build): writes app.js and app.css into <dir>. */
+/**
+ * `tsx src/site/ui/bundle.ts <dir>` (npm run build): replaces <dir> (dist/ui) with app.js and
+ * app.css. The build first transpiles every TypeScript file below src/ into dist/, src/ui too:
+ * the browser gets them only inside the bundle, so their one-by-one copies are dropped here.
+ */
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const out = process.argv[2];
   if (!out) throw new Error('usage: bundle.ts <out dir>');
   const b = bundleUi();
+  rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'app.js'), b.js);
   writeFileSync(join(out, 'app.css'), b.css);
