@@ -6,7 +6,7 @@
  * `npx chain-snapshot`. Dependencies come from npm's cache (`--prefer-offline`) or the registry.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,9 +56,15 @@ describe('published package', () => {
 
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'package-'));
-    // No dist/ from an earlier build: the tarball's dist/ must come from `prepack`.
-    rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
-    const pack = await mustRun('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT });
+    // Packed from a copy of the tracked files (no dist/ from an earlier build: the tarball's
+    // dist/ must come from `prepack`), so that the repository's own dist/, which other test
+    // files run at the same time (`npm run demo`), is left alone.
+    const copy = join(tmp, 'repo');
+    const tracked = (await mustRun('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT })).stdout.split('\0').filter(Boolean);
+    expect(tracked).toContain('package.json');
+    for (const f of tracked) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(copy, f));
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+    const pack = await mustRun('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: copy });
     const info = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
     tarball = join(tmp, info.filename);
     packed = info.files.map((f) => f.path);
