@@ -25,7 +25,6 @@ function writeHeight(ctx: StageContext, height: number, onlyTxs?: ReadonlySet<nu
   block.txs.forEach((tx, ti) => {
     if (onlyTxs && !onlyTxs.has(ti)) return;
     const text = renderTx(tx, index.net, spenders[ti]!, placement, pretty);
-    ctx.texts.put(tx.txid, text);
     writer.write(txPath(tx.txid, 'json'), text);
     writer.write(txPath(tx.txid, 'bin'), tx.raw);
     writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));

@@ -3,7 +3,6 @@ import type { IndexMeta } from '../index/state.js';
 import type { Changes } from '../index/sync.js';
 import type { Progress } from '../site/progress.js';
 import type { SiteWriter } from '../publish/writer.js';
-import type { TxTexts } from './tx-texts.js';
 
 /** What every render stage of a build works with. */
 export interface StageContext {
@@ -16,8 +15,6 @@ export interface StageContext {
   cap: number;
   progress: Progress;
   meta: IndexMeta;
-  /** Rendered /tx documents for the address stage. */
-  texts: TxTexts;
   /** undefined for a full build. */
   changes: Changes | undefined;
 }

@@ -1,35 +1,30 @@
 import { fromDisplayHex } from '../chain/hash.js';
 import type { ChainIndex } from '../index/query.js';
 import { renderTx } from '../render/tx.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 
 /**
  * The /tx documents this run rendered, for the address documents that embed them (a
  * transaction usually appears in several: its payer's and its payees'). Memory bound: at
  * most `maxChars` characters of JSON (64 Mi by default, one byte each for these ASCII
- * strings) plus the map's entries; the oldest are dropped first. A miss renders the
+ * strings) plus the maps' entries, in two generations (the least recently used go first). A miss renders the
  * transaction again from the block spill through the index — the same bytes as its /tx
  * file, since the index is final when the stages run — so no file written by this run is
  * read back and no flush is needed before the address stage.
  */
 export class TxTexts {
-  private readonly texts = new Map<string, string>();
-  private chars = 0;
+  private readonly texts: TwoGenerationCache<string, string>;
 
   constructor(
     private readonly index: ChainIndex,
     private readonly pretty: boolean,
-    private readonly maxChars = 64 << 20,
-  ) {}
+    maxChars = 64 << 20,
+  ) {
+    this.texts = new TwoGenerationCache(maxChars / 2, (text) => text.length);
+  }
 
   put(txid: string, text: string): void {
-    if (this.texts.has(txid)) return;
     this.texts.set(txid, text);
-    this.chars += text.length;
-    while (this.chars > this.maxChars) {
-      const [oldest, old] = this.texts.entries().next().value!;
-      this.texts.delete(oldest);
-      this.chars -= old.length;
-    }
   }
 
   get(txid: string): string {

@@ -45,6 +45,53 @@ function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/**
+ * Writes (bytes) or deletes (null) one file below `root`; returns its status and, for a written
+ * file, puts its sha256 at `digests[at32]`. Throws with `at.path` set to the file.
+ */
+export function writeFile(
+  root: string,
+  update: boolean,
+  dirs: Set<string>,
+  rel: string,
+  bytes: Uint8Array | null,
+  digests: Buffer,
+  at32: number,
+  at: { path: string },
+): number {
+  const path = (at.path = join(root, rel));
+  if (bytes === null) {
+    try {
+      rmSync(path);
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT') throw e;
+      return ABSENT;
+    }
+    return DELETED;
+  }
+  const dir = dirname(path);
+  if (!dirs.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    dirs.add(dir);
+  }
+  if (update) {
+    let old: Buffer | undefined;
+    try {
+      old = readFileSync(path);
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT') throw e;
+    }
+    if (old && Buffer.compare(old, bytes) === 0) return UNCHANGED;
+    const tmp = path + '.tmp-write';
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, path);
+  } else {
+    writeFileSync(path, bytes);
+  }
+  sha256(bytes).copy(digests, at32);
+  return WRITTEN;
+}
+
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
 export function writeBatch(root: string, update: boolean, dirs: Set<string>, { paths, ends, data }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
@@ -54,44 +101,13 @@ export function writeBatch(root: string, update: boolean, dirs: Set<string>, { p
   let bytes = 0;
   let start = 0;
   paths.forEach((rel, i) => {
-    const path = (at.path = join(root, rel));
-    if (ends[i]! < 0) {
-      let existed = true;
-      try {
-        rmSync(path);
-      } catch (e) {
-        if (errCode(e) !== 'ENOENT') throw e;
-        existed = false;
-      }
-      status[i] = existed ? DELETED : ABSENT;
-      return;
+    let bytesOf: Buffer | null = null;
+    if (ends[i]! >= 0) {
+      bytesOf = all.subarray(start, ends[i]);
+      start = ends[i]!;
+      bytes += bytesOf.length;
     }
-    const bytesOf = all.subarray(start, ends[i]);
-    start = ends[i]!;
-    bytes += bytesOf.length;
-    const dir = dirname(path);
-    if (!dirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      dirs.add(dir);
-    }
-    if (update) {
-      let old: Buffer | undefined;
-      try {
-        old = readFileSync(path);
-      } catch (e) {
-        if (errCode(e) !== 'ENOENT') throw e;
-      }
-      if (old && Buffer.compare(old, bytesOf) === 0) {
-        status[i] = UNCHANGED;
-        return;
-      }
-      const tmp = path + '.tmp-write';
-      writeFileSync(tmp, bytesOf);
-      renameSync(tmp, path);
-    } else {
-      writeFileSync(path, bytesOf);
-    }
-    sha256(bytesOf).copy(digests, i * 32);
+    status[i] = writeFile(root, update, dirs, rel, bytesOf, digests, i * 32, at);
   });
   return { digests, status, bytes };
 }

@@ -1,20 +1,9 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
 import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { manifestValue } from '../index/rows.js';
-
-/**
- * The writer thread's module: compiled `.js` next to this file in dist/; from the TypeScript
- * sources (vitest, tsx) the `.ts` module is started through a small tsx loader shim.
- */
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const WORKER_MODULE = new URL(FROM_SOURCES ? './writer-worker.ts' : './writer-worker.js', import.meta.url);
-
-function startWorker(data: WriterWorkerData): Worker {
-  if (!FROM_SOURCES) return new Worker(WORKER_MODULE, { workerData: data });
-  return new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { ...data, entry: WORKER_MODULE.href } });
-}
+import { startWorker } from './worker-start.js';
 
 type Entry = [string, Uint8Array | null];
 
@@ -58,12 +47,12 @@ export class SiteWriter {
   constructor(
     readonly root: string,
     private readonly files: Database<Buffer, string>,
-    mode: WriteMode,
+    readonly mode: WriteMode,
     threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
     this.lanes = Array.from({ length: threads }, () => {
-      const lane: Lane = { worker: startWorker({ kind: 'snapshot-writer', root, mode }), batch: [], batchBytes: 0, sent: [] };
+      const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', { kind: 'snapshot-writer', root, mode } satisfies WriterWorkerData), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
       lane.worker.on('error', (e) => this.fail(e));
       return lane;
@@ -72,14 +61,27 @@ export class SiteWriter {
 
   private onDone(lane: Lane, m: WorkerReply): void {
     const { paths, sizes } = lane.sent.shift()!;
-    if (m.error !== undefined) return this.fail(ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing'));
     try {
-      this.record(paths, sizes, m);
+      this.recordWritten(paths, sizes, m);
     } catch (e) {
-      return this.fail(ioError(e, (this.files as unknown as { path: string }).path, 'index'));
+      return this.fail(e as Error);
     }
     this.inFlightBytes -= m.bytes!;
     this.wake();
+  }
+
+  /**
+   * Records a batch of files a thread wrote below `root` (a writer thread, or a render thread
+   * that writes its own documents with writeFile): their manifest rows and the counts. A
+   * failed batch throws its error, naming the file.
+   */
+  recordWritten(paths: string[], sizes: Int32Array, m: WorkerReply): void {
+    if (m.error !== undefined) throw ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing');
+    try {
+      this.record(paths, sizes, m);
+    } catch (e) {
+      throw ioError(e, (this.files as unknown as { path: string }).path, 'index');
+    }
   }
 
   /** Records a batch's files in the manifest database. */

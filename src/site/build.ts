@@ -13,7 +13,6 @@ import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
 import { writeSiteFiles } from '../pipeline/site-files.js';
 import type { BuildReport } from '../pipeline/report.js';
-import { TxTexts } from '../pipeline/tx-texts.js';
 import type { ChainSource } from '../source/types.js';
 import { validatedSource } from '../source/validated.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
@@ -120,7 +119,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     if (full) store.files.clearSync();
     else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
-    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, texts: new TxTexts(index, pretty), changes };
+    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
