@@ -6,6 +6,7 @@ import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/writer.js';
 import { startWorker } from '../publish/worker-start.js';
 import type { AddressReply, AddressTask, AddressWorkerData } from './address-worker.js';
+import type { TxTextStore } from './tx-text-store.js';
 
 interface Thread {
   worker: Worker;
@@ -30,6 +31,7 @@ export class AddressPool {
     private readonly index: ChainIndex,
     private readonly writer: SiteWriter,
     private readonly pretty: boolean,
+    private readonly texts: TxTextStore,
     private readonly onDone: (work: number) => void,
     private readonly size = Math.max(1, Math.min(availableParallelism(), 4)),
     private readonly perThread = 2,
@@ -44,6 +46,7 @@ export class AddressPool {
       pretty: this.pretty,
       root: this.writer.root,
       mode: this.writer.mode,
+      texts: this.texts.table(),
     };
     return Array.from({ length: this.size }, () => {
       const t: Thread = { worker: startWorker(import.meta.url, './address-worker', data), sent: new Map() };

@@ -2,8 +2,7 @@
  * A render thread of the address stage (address-pool.ts): it opens the index (the same LMDB
  * environment, only read) and the block spill, and for each task of addresses renders their
  * documents, writes them below the staging root and answers their sizes, sha256 and write
- * status, which the main thread records in the manifest. Its tx texts come from its own cache,
- * rendered again from the block spill on a miss (the index is final during the stages).
+ * status, which the main thread records in the manifest. Its tx texts: see tx-texts.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { getNetwork } from '../chain/networks.js';
@@ -14,6 +13,7 @@ import { openStore } from '../index/store.js';
 import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
 import { addressDocument } from './address-document.js';
 import { TxTexts } from './tx-texts.js';
+import { TxTextReader, type TxTextTable } from './tx-text-store.js';
 
 export interface AddressWorkerData {
   /** Marks an address render thread. */
@@ -24,6 +24,8 @@ export interface AddressWorkerData {
   pretty: boolean;
   root: string;
   mode: WriteMode;
+  /** The texts the txs stage rendered. */
+  texts: TxTextTable;
 }
 
 export interface AddressTask {
@@ -41,15 +43,17 @@ export interface AddressReply extends WorkerReply {
 
 if (parentPort && (workerData as AddressWorkerData | undefined)?.kind === 'snapshot-address-render') {
   const port = parentPort;
-  const { stateDir, spill, network, pretty, root, mode } = workerData as AddressWorkerData;
+  const { stateDir, spill, network, pretty, root, mode, texts: table } = workerData as AddressWorkerData;
   const store = openStore(stateDir);
   const blocks = new BlocksSpill(spill);
   const index = new ChainIndex(store, blocks, getNetwork(network));
-  const texts = new TxTexts(index, pretty);
+  const stored = new TxTextReader(table);
+  const texts = new TxTexts(index, pretty, stored);
   const dirs = new Set<string>();
   port.on('message', (task: AddressTask | 'close') => {
     if (task === 'close') {
       blocks.close();
+      stored.close();
       port.close();
       return;
     }
@@ -64,7 +68,7 @@ if (parentPort && (workerData as AddressWorkerData | undefined)?.kind === 'snaps
       task.addresses.forEach((a, i) => {
         address = a;
         at.path = '';
-        const doc = Buffer.from(addressDocument(index, texts, a, pretty), 'utf8');
+        const doc = addressDocument(index, texts, a, pretty);
         sizes[i] = doc.length;
         bytes += doc.length;
         status[i] = writeFile(root, mode === 'update', dirs, addressPath(a), doc, digests, i * 32, at);

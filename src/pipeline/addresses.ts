@@ -25,7 +25,7 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   const progress = (work: number) => ctx.progress.update((done += work), total, 'outputs');
   // The render threads read the index: everything the scan wrote must be committed.
   await index.store.root.flushed;
-  const pool = new AddressPool(index, writer, ctx.pretty, progress);
+  const pool = new AddressPool(index, writer, ctx.pretty, ctx.texts, progress);
   try {
     let task: string[] = [];
     let taskWork = 0;

@@ -24,7 +24,8 @@ function writeHeight(ctx: StageContext, height: number, onlyTxs?: ReadonlySet<nu
   const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
   block.txs.forEach((tx, ti) => {
     if (onlyTxs && !onlyTxs.has(ti)) return;
-    const text = renderTx(tx, index.net, spenders[ti]!, placement, pretty);
+    const text = Buffer.from(renderTx(tx, index.net, spenders[ti]!, placement, pretty), 'utf8');
+    ctx.texts.add(tx.txid, text);
     writer.write(txPath(tx.txid, 'json'), text);
     writer.write(txPath(tx.txid, 'bin'), tx.raw);
     writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));

@@ -39,30 +39,44 @@ export function renderAddress(s: AddressSummary, pretty = false): string {
   );
 }
 
-/**
- * The unspent entry of output `vout` in compact form, spliced from its compact /tx document
- * (`ranges`: outElementRanges of it): `{"tx":{"hash","n"}, ...the output's fields}`.
- */
-export function unspentEntry(txid: string, vout: number, txText: string, ranges: readonly number[]): string {
-  const start = ranges[2 * vout];
-  const end = ranges[2 * vout + 1];
-  if (start === undefined || end === undefined) throw new Error(`internal: tx ${txid} has no output ${vout}`);
-  const fields = txText.slice(start + 1, end - 1);
-  return `{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields ? ',' : ''}${fields}}`;
+/** An unspent output spliced from its compact /tx document (`ranges`: outElementRanges of it). */
+export interface UnspentSplice {
+  txid: string;
+  vout: number;
+  text: Uint8Array;
+  ranges: readonly number[];
 }
 
 /**
- * renderAddress in compact form, the same bytes, assembled from already-rendered parts: the
- * unspent entries (unspentEntry) and the /tx documents are spliced in as they are.
+ * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
+ * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
+ * fields as they are in its /tx document. One buffer, each part copied once.
  */
-export function renderAddressCompact(s: Omit<AddressSummary, 'unspent'> & { unspent: readonly string[] }): string {
-  let txs = '';
-  for (const [txid, text] of s.transactions) txs += `${txs ? ',' : ''}${JSON.stringify(txid)}:${text}`;
-  return (
+export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly UnspentSplice[]; transactions: ReadonlyMap<string, Uint8Array> }): Buffer {
+  const parts: (string | Uint8Array)[] = [
     `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
-    `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[${s.unspent.join(',')}],` +
-    `"tx_sz":${s.transactions.size},"transactions":{${txs}}}`
-  );
+      `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
+  ];
+  s.unspent.forEach(({ txid, vout, text, ranges }, i) => {
+    const start = ranges[2 * vout];
+    const end = ranges[2 * vout + 1];
+    if (start === undefined || end === undefined) throw new Error(`internal: tx ${txid} has no output ${vout}`);
+    const fields = text.subarray(start + 1, end - 1);
+    parts.push(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`, fields, '}');
+  });
+  parts.push(`],"tx_sz":${s.transactions.size},"transactions":{`);
+  let first = true;
+  for (const [txid, text] of s.transactions) {
+    parts.push(`${first ? '' : ','}${JSON.stringify(txid)}:`, text);
+    first = false;
+  }
+  parts.push('}}');
+  let length = 0;
+  for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p) : p.length;
+  const doc = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const p of parts) at += typeof p === 'string' ? doc.write(p, at) : (doc.set(p, at), p.length);
+  return doc;
 }
 
 /** The original's answer for an address with more relevant outputs than the cap. */
