@@ -1,7 +1,6 @@
 import { renderAddressCapped } from '../render/address.js';
 import { addressPath } from '../contract/layout.js';
 import type { StageContext } from './context.js';
-import { AddressPool } from './address-pool.js';
 
 /** Addresses per render task, and the outputs after which a task is closed early. */
 const TASK_ADDRESSES = 256;
@@ -9,7 +8,7 @@ const TASK_OUTPUTS = 4096;
 
 /**
  * Writes (or deletes) address documents; returns the sorted list of capped addresses. The
- * documents are rendered and written on a pool of threads (address-pool.ts); deletions and
+ * documents are rendered and written on the render threads (render-pool.ts); deletions and
  * capped answers go through the writer.
  */
 export async function writeAddresses(ctx: StageContext): Promise<string[]> {
@@ -23,36 +22,30 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   else total = index.addressOutputsTotal() + index.addressCount();
   let done = 0;
   const progress = (work: number) => ctx.progress.update((done += work), total, 'outputs');
-  // The render threads read the index: everything the scan wrote must be committed.
-  await index.store.root.flushed;
-  const pool = new AddressPool(index, writer, ctx.pretty, ctx.texts, progress);
-  try {
-    let task: string[] = [];
-    let taskWork = 0;
-    for (const address of addresses) {
-      const count = index.addressOutputCount(address);
-      capped.delete(address);
-      if (count === 0) writer.delete(addressPath(address));
-      else if (ctx.cap > 0 && count > ctx.cap) {
-        capped.add(address);
-        writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
-      } else {
-        task.push(address);
-        taskWork += count + 1;
-        if (task.length >= TASK_ADDRESSES || taskWork >= TASK_OUTPUTS) {
-          await pool.submit(task, taskWork);
-          task = [];
-          taskWork = 0;
-        }
-        continue;
+  let task: string[] = [];
+  let taskWork = 0;
+  for (const address of addresses) {
+    const count = index.addressOutputCount(address);
+    capped.delete(address);
+    if (count === 0) writer.delete(addressPath(address));
+    else if (ctx.cap > 0 && count > ctx.cap) {
+      capped.add(address);
+      writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
+    } else {
+      task.push(address);
+      taskWork += count + 1;
+      if (task.length >= TASK_ADDRESSES || taskWork >= TASK_OUTPUTS) {
+        const work = taskWork;
+        await ctx.pool.submit({ kind: 'addresses', addresses: task }, () => progress(work));
+        task = [];
+        taskWork = 0;
       }
-      progress(count + 1);
-      await writer.backpressure();
+      continue;
     }
-    if (task.length > 0) await pool.submit(task, taskWork);
-    await pool.finish();
-  } finally {
-    await pool.close();
+    progress(count + 1);
+    await writer.backpressure();
   }
+  if (task.length > 0) await ctx.pool.submit({ kind: 'addresses', addresses: task }, () => progress(taskWork));
+  await ctx.pool.drain();
   return [...capped].sort();
 }

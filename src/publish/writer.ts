@@ -121,7 +121,7 @@ export class SiteWriter {
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
-  write(rel: string, data: string | Buffer): void {
+  write(rel: string, data: string | Uint8Array): void {
     this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 

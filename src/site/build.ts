@@ -12,7 +12,7 @@ import { writeOffChain, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
 import { writeSiteFiles } from '../pipeline/site-files.js';
-import { TxTextStore } from '../pipeline/tx-text-store.js';
+import { RenderPool } from '../pipeline/render-pool.js';
 import type { BuildReport } from '../pipeline/report.js';
 import type { ChainSource } from '../source/types.js';
 import { validatedSource } from '../source/validated.js';
@@ -103,7 +103,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
 
   const index = new ChainIndex(store, new BlocksSpill(join(stateDir, 'blocks.spill')), net);
   let writer: SiteWriter | undefined;
-  let texts: TxTextStore | undefined;
+  let pool: RenderPool | undefined;
   let staging: string | undefined;
   let failed = false;
   try {
@@ -121,7 +121,9 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     if (full) store.files.clearSync();
     else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
-    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, texts: (texts = new TxTextStore(join(stateDir, 'tx-texts.tmp'))), changes };
+    await store.root.flushed; // the render threads read the index
+    pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid));
+    const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
@@ -178,7 +180,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       }
     };
     await step(() => writer?.close());
-    await step(() => texts?.close());
+    await step(() => pool?.close());
     await step(() => index.spill.close());
     await step(() => store.close());
     await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));

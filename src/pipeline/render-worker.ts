@@ -1,0 +1,137 @@
+/**
+ * A render thread (render-pool.ts): it opens the index (the same LMDB environment, only read)
+ * and the block spill, renders the documents of each task (heights: their blocks and txs;
+ * addresses: their documents), writes them below the staging root itself and answers their
+ * paths, sizes, sha256 and write status, which the main thread records in the manifest. The
+ * tx texts it renders go to its own scratch file for the address documents (tx-text-store.ts).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { getNetwork } from '../chain/networks.js';
+import { addressPath } from '../contract/layout.js';
+import { BlocksSpill } from '../index/blocks-spill.js';
+import { ChainIndex } from '../index/query.js';
+import { openStore } from '../index/store.js';
+import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
+import { addressDocument } from './address-document.js';
+import { renderHeight } from './blocks.js';
+import { TxTexts } from './tx-texts.js';
+import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
+
+export interface RenderWorkerData {
+  /** Marks a render thread. */
+  kind: 'snapshot-render';
+  stateDir: string;
+  spill: string;
+  network: string;
+  pretty: boolean;
+  root: string;
+  mode: WriteMode;
+  /** This thread's tx text scratch file. */
+  textFile: string;
+  /** Txids that occur more than once in the chain: their files are left to the main thread. */
+  duplicates: string[];
+}
+
+export type RenderTask =
+  | { kind: 'heights'; heights: number[]; only: (number[] | null)[]; tip: number }
+  | { kind: 'addresses'; addresses: string[] }
+  | { kind: 'texts'; table: TxTextTable };
+
+/** The answer to a task: WorkerReply's fields for the task's files, in task order. */
+export interface RenderReply extends WorkerReply {
+  id: number;
+  paths?: string[];
+  sizes?: Int32Array;
+  /** Heights tasks: the tx texts appended, and the [height, txIndex] of the duplicate txids left out. */
+  texts?: TxTextEntries;
+  skipped?: number[];
+  /** Set when the failure was not writing a file (`path` then names what was being rendered). */
+  rendering?: boolean;
+}
+
+if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapshot-render') {
+  const port = parentPort;
+  const { stateDir, spill, network, pretty, root, mode, textFile, duplicates } = workerData as RenderWorkerData;
+  const store = openStore(stateDir);
+  const blocks = new BlocksSpill(spill);
+  const index = new ChainIndex(store, blocks, getNetwork(network));
+  const dups = new Set(duplicates);
+  let appender: TxTextAppender | undefined;
+  let reader: TxTextReader | undefined;
+  let texts: TxTexts | undefined;
+  const dirs = new Set<string>();
+  port.on('message', (m: { id: number; task: RenderTask } | 'close') => {
+    if (m === 'close') {
+      blocks.close();
+      appender?.close();
+      reader?.close();
+      port.close();
+      return;
+    }
+    const { id, task } = m;
+    if (task.kind === 'texts') {
+      reader = new TxTextReader(task.table);
+      texts = new TxTexts(index, pretty, reader);
+      return;
+    }
+    const paths: string[] = [];
+    const sizes: number[] = [];
+    const status: number[] = [];
+    let digests = Buffer.alloc(64 * 32);
+    let bytes = 0;
+    const at = { path: '' };
+    let what = '';
+    const file = (rel: string, data: string | Uint8Array) => {
+      const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      const i = paths.length;
+      if ((i + 1) * 32 > digests.length) {
+        const more = Buffer.alloc(digests.length * 2); // not from the pool: its buffer is transferred
+        digests.copy(more);
+        digests = more;
+      }
+      paths.push(rel);
+      sizes.push(b.length);
+      bytes += b.length;
+      status.push(writeFile(root, mode === 'update', dirs, rel, b, digests, i * 32, at));
+      at.path = '';
+    };
+    const skipped: number[] = [];
+    try {
+      if (task.kind === 'heights') {
+        appender ??= new TxTextAppender(textFile);
+        task.heights.forEach((h, i) => {
+          what = `height ${h}`;
+          renderHeight(index, h, task.tip, pretty, task.only[i] ?? undefined, {
+            file,
+            tx: (txid, text, ti) => {
+              if (dups.has(txid)) return !skipped.push(h, ti);
+              appender!.append(txid, text);
+              return true;
+            },
+          });
+        });
+      } else {
+        for (const a of task.addresses) {
+          what = `address ${a}`;
+          file(addressPath(a), addressDocument(index, texts!, a, pretty));
+        }
+      }
+      const reply: RenderReply = {
+        id,
+        paths,
+        sizes: Int32Array.from(sizes),
+        status: Uint8Array.from(status),
+        digests: digests.subarray(0, paths.length * 32),
+        bytes,
+        texts: appender?.take(),
+        skipped,
+      };
+      port.postMessage(reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException | undefined;
+      const rendering = at.path === "";
+      if (process.env.DEBUG_RENDER) console.error(e);
+      port.postMessage({ id, error: String(err?.message ?? e), code: err?.code, path: rendering ? what : at.path, rendering } satisfies RenderReply);
+    }
+  });
+}
