@@ -9,8 +9,9 @@ import type { TxTexts } from './tx-texts.js';
  * One address document, assembled from the index's outputs of the address and the rendered
  * /tx documents. Compact documents splice the tx bytes and each unspent output's fields as
  * they are (no parse, no objects per tx); pretty ones re-lay them out through renderAddress.
+ * The document comes as a list of byte parts (see renderAddressCompact).
  */
-export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean): Buffer {
+export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean): Uint8Array[] {
   const decoded = decodeAddress(address, index.net);
   if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${index.net.name}`);
   const docTexts = new Map<string, Buffer>();
@@ -46,5 +47,5 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
   const summary = { address, hash160: decoded.hash160, txInCount: receivers.size, txOutCount: spenders.size, coinIn, coinOut };
   if (!pretty) return renderAddressCompact({ ...summary, unspent, transactions: docTexts });
   const transactions = new Map([...docTexts].map(([txid, text]) => [txid, text.toString('utf8')]));
-  return Buffer.from(renderAddress({ ...summary, unspent: unspentValues, transactions }, true), 'utf8');
+  return [Buffer.from(renderAddress({ ...summary, unspent: unspentValues, transactions }, true), 'utf8')];
 }

@@ -81,8 +81,9 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
     let bytes = 0;
     const at = { path: '' };
     let what = '';
-    const file = (rel: string, data: string | Uint8Array) => {
+    const file = (rel: string, data: string | Uint8Array | Uint8Array[]) => {
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      const size = b instanceof Uint8Array ? b.length : b.reduce((n, p) => n + p.length, 0);
       const i = paths.length;
       if ((i + 1) * 32 > digests.length) {
         const more = Buffer.alloc(digests.length * 2); // not from the pool: its buffer is transferred
@@ -90,8 +91,8 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
         digests = more;
       }
       paths.push(rel);
-      sizes.push(b.length);
-      bytes += b.length;
+      sizes.push(size);
+      bytes += size;
       status.push(writeFile(root, mode === 'update', dirs, rel, b, digests, i * 32, at));
       at.path = '';
     };
@@ -129,8 +130,7 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
       port.postMessage(reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;
-      const rendering = at.path === "";
-      if (process.env.DEBUG_RENDER) console.error(e);
+      const rendering = at.path === '';
       port.postMessage({ id, error: String(err?.message ?? e), code: err?.code, path: rendering ? what : at.path, rendering } satisfies RenderReply);
     }
   });

@@ -50,9 +50,10 @@ export interface UnspentSplice {
 /**
  * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
  * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
- * fields as they are in its /tx document. One buffer, each part copied once.
+ * fields as they are in its /tx document: the document as a list of byte parts, written with
+ * gathered writes (the tx bytes are never copied).
  */
-export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly UnspentSplice[]; transactions: ReadonlyMap<string, Uint8Array> }): Buffer {
+export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly UnspentSplice[]; transactions: ReadonlyMap<string, Uint8Array> }): Uint8Array[] {
   const parts: (string | Uint8Array)[] = [
     `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
       `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
@@ -71,12 +72,7 @@ export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transa
     first = false;
   }
   parts.push('}}');
-  let length = 0;
-  for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p) : p.length;
-  const doc = Buffer.allocUnsafe(length);
-  let at = 0;
-  for (const p of parts) at += typeof p === 'string' ? doc.write(p, at) : (doc.set(p, at), p.length);
-  return doc;
+  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p));
 }
 
 /** The original's answer for an address with more relevant outputs than the cap. */
