@@ -20,6 +20,7 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   let total = 0;
   if (changes) for (const a of changes.addresses) total += index.addressOutputCount(a) + 1;
   else total = index.addressOutputsTotal() + index.addressCount();
+  ctx.pool.plan(total);
   let done = 0;
   const progress = (work: number) => ctx.progress.update((done += work), total, 'outputs');
   let task: string[] = [];

@@ -76,6 +76,7 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
     txs = ctx.meta.totals.txs;
   }
   ctx.progress.begin('txs and blocks');
+  pool.plan(txs);
   let done = 0;
   const submit = (task: number[], only: (number[] | null)[], work: number) =>
     pool.submit({ kind: 'heights', heights: task, only, tip: ctx.height }, () => ctx.progress.update((done += work), txs, 'txs'));

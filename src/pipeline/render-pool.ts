@@ -4,7 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/writer.js';
 import { startWorker } from '../publish/worker-start.js';
-import type { RenderReply, RenderTask, RenderWorkerData } from './render-worker.js';
+import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 
 interface Thread {
@@ -21,7 +21,9 @@ interface Thread {
  * (render-worker.ts), one per core: the main thread hands out tasks (consecutive heights,
  * consecutive addresses) to the least busy thread and records the answers in the manifest
  * through the writer. Every document depends only on the index, so the output does not depend
- * on which thread rendered what, nor in which order.
+ * on which thread rendered what, nor in which order. A stage with little work (at most
+ * `threadsAbove` txs or address outputs) runs its tasks on the main thread instead, with the same
+ * code (starting threads costs more than such a stage).
  */
 export class RenderPool {
   readonly texts: TxTextStore;
@@ -31,6 +33,9 @@ export class RenderPool {
   private waiters: (() => void)[] = [];
   private ending = false;
   private skipped: [number, number][] = [];
+  private inline: Renderer | undefined;
+  private inlineStage = false;
+  private inlineTexts = false;
 
   constructor(
     private readonly index: ChainIndex,
@@ -38,14 +43,20 @@ export class RenderPool {
     private readonly pretty: boolean,
     textsBase: string,
     private readonly duplicates: string[],
-    private readonly size = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 1)),
+    private readonly threadsAbove = 4096,
+    private readonly size = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2)),
     private readonly perThread = 2,
   ) {
     this.texts = new TxTextStore(textsBase);
   }
 
-  private start(): Thread[] {
-    const data: Omit<RenderWorkerData, 'textFile'> = {
+  /** How many render threads were started (0: everything ran on the main thread). */
+  get threadCount(): number {
+    return this.threads?.length ?? 0;
+  }
+
+  private data(): Omit<RenderWorkerData, 'textFile'> {
+    return {
       kind: 'snapshot-render',
       stateDir: dirname((this.index.store.root as unknown as { path: string }).path),
       spill: this.index.spill.path,
@@ -55,6 +66,10 @@ export class RenderPool {
       mode: this.writer.mode,
       duplicates: this.duplicates,
     };
+  }
+
+  private start(): Thread[] {
+    const data = this.data();
     return Array.from({ length: this.size }, (_, i) => {
       const file = i + 1;
       const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file) } satisfies RenderWorkerData);
@@ -71,10 +86,14 @@ export class RenderPool {
   private answer(t: Thread, m: RenderReply): void {
     const done = t.sent.get(m.id)!;
     t.sent.delete(m.id);
+    this.record(t.file, m, done);
+  }
+
+  private record(file: number, m: RenderReply, done: () => void): void {
     try {
       if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
       this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
-      if (m.texts) this.texts.addEntries(t.file, m.texts);
+      if (m.texts) this.texts.addEntries(file, m.texts);
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
       return this.fail(e as Error);
@@ -99,11 +118,27 @@ export class RenderPool {
     if (this.failure) throw this.failure;
   }
 
+  /** Starts a stage of `work` txs or address outputs: on the main thread if small and no thread runs yet. */
+  plan(work: number): void {
+    this.inlineStage = this.threads === undefined && work <= this.threadsAbove;
+  }
+
   /**
    * Hands a task to the least busy thread once one has room; `onDone` runs when it is
    * answered. Address tasks wait for every heights task (they read the texts those stored).
    */
   async submit(task: Exclude<RenderTask, { kind: 'texts' }>, onDone: () => void): Promise<void> {
+    if (this.inlineStage) {
+      const file = MAX_TEXT_FILES - 1;
+      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file) });
+      if (task.kind === 'addresses' && !this.inlineTexts) {
+        this.inline.run(-1, { kind: 'texts', table: this.texts.table() });
+        this.inlineTexts = true;
+      }
+      this.record(file, this.inline.run(-1, task)![0], onDone);
+      if (this.failure) throw this.failure;
+      return;
+    }
     const threads = (this.threads ??= this.start());
     if (task.kind === 'addresses' && threads.some((t) => !t.textsSent)) {
       await this.drain();
@@ -148,6 +183,7 @@ export class RenderPool {
             }),
         ),
       );
+    this.inline?.close();
     this.texts.close();
   }
 }

@@ -49,30 +49,30 @@ export interface RenderReply extends WorkerReply {
   rendering?: boolean;
 }
 
-if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapshot-render') {
-  const port = parentPort;
-  const { stateDir, spill, network, pretty, root, mode, textFile, duplicates } = workerData as RenderWorkerData;
-  const store = openStore(stateDir);
-  const blocks = new BlocksSpill(spill);
-  const index = new ChainIndex(store, blocks, getNetwork(network));
-  const dups = new Set(duplicates);
-  let appender: TxTextAppender | undefined;
-  let reader: TxTextReader | undefined;
-  let texts: TxTexts | undefined;
-  const dirs = new Set<string>();
-  port.on('message', (m: { id: number; task: RenderTask } | 'close') => {
-    if (m === 'close') {
-      blocks.close();
-      appender?.close();
-      reader?.close();
-      port.close();
-      return;
-    }
-    const { id, task } = m;
+/**
+ * What a render thread does, task by task (also run on the main thread for small builds, see
+ * render-pool.ts): the answer of each task, with the buffers to transfer.
+ */
+export class Renderer {
+  private readonly dups: Set<string>;
+  private appender: TxTextAppender | undefined;
+  private reader: TxTextReader | undefined;
+  private texts: TxTexts | undefined;
+  private readonly dirs = new Set<string>();
+
+  constructor(
+    private readonly index: ChainIndex,
+    private readonly d: Omit<RenderWorkerData, 'kind' | 'stateDir' | 'spill' | 'network'>,
+  ) {
+    this.dups = new Set(d.duplicates);
+  }
+
+  run(id: number, task: RenderTask): [RenderReply, ArrayBuffer[]] | undefined {
+    const { index, d } = this;
     if (task.kind === 'texts') {
-      reader = new TxTextReader(task.table);
-      texts = new TxTexts(index, pretty, reader);
-      return;
+      this.reader = new TxTextReader(task.table);
+      this.texts = new TxTexts(index, d.pretty, this.reader);
+      return undefined;
     }
     const paths: string[] = [];
     const sizes: number[] = [];
@@ -93,20 +93,20 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
       paths.push(rel);
       sizes.push(size);
       bytes += size;
-      status.push(writeFile(root, mode === 'update', dirs, rel, b, digests, i * 32, at));
+      status.push(writeFile(d.root, d.mode === 'update', this.dirs, rel, b, digests, i * 32, at));
       at.path = '';
     };
     const skipped: number[] = [];
     try {
       if (task.kind === 'heights') {
-        appender ??= new TxTextAppender(textFile);
+        const appender = (this.appender ??= new TxTextAppender(d.textFile));
         task.heights.forEach((h, i) => {
           what = `height ${h}`;
-          renderHeight(index, h, task.tip, pretty, task.only[i] ?? undefined, {
+          renderHeight(index, h, task.tip, d.pretty, task.only[i] ?? undefined, {
             file,
             tx: (txid, text, ti) => {
-              if (dups.has(txid)) return !skipped.push(h, ti);
-              appender!.append(txid, text);
+              if (this.dups.has(txid)) return !skipped.push(h, ti);
+              appender.append(txid, text);
               return true;
             },
           });
@@ -114,7 +114,7 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
       } else {
         for (const a of task.addresses) {
           what = `address ${a}`;
-          file(addressPath(a), addressDocument(index, texts!, a, pretty));
+          file(addressPath(a), addressDocument(index, this.texts!, a, d.pretty));
         }
       }
       const reply: RenderReply = {
@@ -124,14 +124,36 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
         status: Uint8Array.from(status),
         digests: digests.subarray(0, paths.length * 32),
         bytes,
-        texts: appender?.take(),
+        texts: this.appender?.take(),
         skipped,
       };
-      port.postMessage(reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]);
+      return [reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]];
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;
       const rendering = at.path === '';
-      port.postMessage({ id, error: String(err?.message ?? e), code: err?.code, path: rendering ? what : at.path, rendering } satisfies RenderReply);
+      return [{ id, error: String(err?.message ?? e), code: err?.code, path: rendering ? what : at.path, rendering }, []];
     }
+  }
+
+  close(): void {
+    this.appender?.close();
+    this.reader?.close();
+  }
+}
+
+if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapshot-render') {
+  const port = parentPort;
+  const data = workerData as RenderWorkerData;
+  const blocks = new BlocksSpill(data.spill);
+  const renderer = new Renderer(new ChainIndex(openStore(data.stateDir), blocks, getNetwork(data.network)), data);
+  port.on('message', (m: { id: number; task: RenderTask } | 'close') => {
+    if (m === 'close') {
+      blocks.close();
+      renderer.close();
+      port.close();
+      return;
+    }
+    const answer = renderer.run(m.id, m.task);
+    if (answer) port.postMessage(answer[0], answer[1]);
   });
 }

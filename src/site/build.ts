@@ -50,6 +50,8 @@ export interface BuildOptions {
   beforePublish?: () => void | Promise<void>;
   /** Called between the steps of the publish (tests pause and kill there). */
   onPublishStep?: (step: PublishStep) => void | Promise<void>;
+  /** Render on threads when a stage has more txs or address outputs than this (default 4096; tests use 0). */
+  renderThreadsAbove?: number;
 }
 
 export type { BuildReport } from '../pipeline/report.js';
@@ -122,7 +124,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     await store.root.flushed; // the render threads read the index
-    pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid));
+    pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
     const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
@@ -166,6 +168,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       requestedHeight: height !== asked.requested ? asked.requested : undefined,
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
+      renderThreads: pool.threadCount,
     };
   } catch (e) {
     failed = true;
