@@ -6,6 +6,7 @@ import type { SiteWriter } from '../publish/writer.js';
 import { startWorker } from '../publish/worker-start.js';
 import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
+import { ThreadGate } from '../publish/thread-gate.js';
 
 interface Thread {
   worker: Worker;
@@ -29,8 +30,7 @@ export class RenderPool {
   readonly texts: TxTextStore;
   private threads: Thread[] | undefined;
   private nextId = 0;
-  private failure: Error | undefined;
-  private waiters: (() => void)[] = [];
+  private readonly gate = new ThreadGate();
   private ending = false;
   private skipped: [number, number][] = [];
   private inline: Renderer | undefined;
@@ -75,9 +75,9 @@ export class RenderPool {
       const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file) } satisfies RenderWorkerData);
       const t: Thread = { worker, file, sent: new Map(), textsSent: false };
       worker.on('message', (m: RenderReply) => this.answer(t, m));
-      worker.on('error', (e) => this.fail(e));
+      worker.on('error', (e) => this.gate.fail(e));
       worker.on('exit', (code) => {
-        if (!this.ending) this.fail(new Error(`render thread exited (code ${code}) before the end of the build`));
+        if (!this.ending) this.gate.fail(new Error(`render thread exited (code ${code}) before the end of the build`));
       });
       return t;
     });
@@ -96,26 +96,10 @@ export class RenderPool {
       if (m.texts) this.texts.addEntries(file, m.texts);
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
-      return this.fail(e as Error);
+      return this.gate.fail(e as Error);
     }
     done();
-    this.wake();
-  }
-
-  private fail(e: Error): void {
-    this.failure ??= e;
-    this.wake();
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
-  private async waitUntil(done: () => boolean): Promise<void> {
-    while (!done() && !this.failure) await new Promise<void>((r) => this.waiters.push(r));
-    if (this.failure) throw this.failure;
+    this.gate.wake();
   }
 
   /** Starts a stage of `work` txs or address outputs: on the main thread if small and no thread runs yet. */
@@ -136,7 +120,7 @@ export class RenderPool {
         this.inlineTexts = true;
       }
       this.record(file, this.inline.run(-1, task)![0], onDone);
-      if (this.failure) throw this.failure;
+      if (this.gate.failure) throw this.gate.failure;
       return;
     }
     const threads = (this.threads ??= this.start());
@@ -149,7 +133,7 @@ export class RenderPool {
       }
     }
     const least = () => threads.reduce((a, b) => (b.sent.size < a.sent.size ? b : a));
-    await this.waitUntil(() => least().sent.size < this.perThread);
+    await this.gate.waitUntil(() => least().sent.size < this.perThread);
     const t = least();
     const id = this.nextId++;
     t.sent.set(id, onDone);
@@ -158,7 +142,7 @@ export class RenderPool {
 
   /** Waits until every task is answered. */
   drain(): Promise<void> {
-    return this.waitUntil(() => (this.threads ?? []).every((t) => t.sent.size === 0));
+    return this.gate.waitUntil(() => (this.threads ?? []).every((t) => t.sent.size === 0));
   }
 
   /** The [height, txIndex] of the duplicate txids the threads left out so far, in chain order. */
@@ -172,7 +156,7 @@ export class RenderPool {
   async close(): Promise<void> {
     this.ending = true;
     const threads = this.threads ?? [];
-    if (this.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
+    if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
     else
       await Promise.all(
         threads.map(

@@ -4,6 +4,7 @@ import { ioError } from '../index/io-error.js';
 import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { manifestValue } from '../index/rows.js';
 import { startWorker } from './worker-start.js';
+import { ThreadGate } from './thread-gate.js';
 
 type Entry = [string, Uint8Array | null];
 
@@ -40,8 +41,7 @@ function laneOf(rel: string, lanes: number): number {
 export class SiteWriter {
   private readonly lanes: Lane[];
   private inFlightBytes = 0;
-  private failure: Error | undefined;
-  private waiters: (() => void)[] = [];
+  private readonly gate = new ThreadGate();
   readonly counts: WriteCounts = { written: 0, unchanged: 0, deleted: 0 };
 
   constructor(
@@ -54,7 +54,7 @@ export class SiteWriter {
     this.lanes = Array.from({ length: threads }, () => {
       const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', { kind: 'snapshot-writer', root, mode } satisfies WriterWorkerData), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
-      lane.worker.on('error', (e) => this.fail(e));
+      lane.worker.on('error', (e) => this.gate.fail(e));
       return lane;
     });
   }
@@ -64,10 +64,10 @@ export class SiteWriter {
     try {
       this.recordWritten(paths, sizes, m);
     } catch (e) {
-      return this.fail(e as Error);
+      return this.gate.fail(e as Error);
     }
     this.inFlightBytes -= m.bytes!;
-    this.wake();
+    this.gate.wake();
   }
 
   /**
@@ -102,19 +102,8 @@ export class SiteWriter {
     });
   }
 
-  private fail(e: Error): void {
-    this.failure ??= e;
-    this.wake();
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
   private push(rel: string, data: Uint8Array | null): void {
-    if (this.failure) throw this.failure;
+    if (this.gate.failure) throw this.gate.failure;
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
     lane.batch.push([rel, data]);
     lane.batchBytes += data?.length ?? 0;
@@ -151,21 +140,16 @@ export class SiteWriter {
     lane.batchBytes = 0;
   }
 
-  private async waitUntil(done: () => boolean): Promise<void> {
-    while (!done() && !this.failure) await new Promise<void>((r) => this.waiters.push(r));
-    if (this.failure) throw this.failure;
-  }
-
   /** Resolves once the data in flight is below the bound. */
   backpressure(): Promise<void> {
-    if (this.inFlightBytes < this.maxInFlight && !this.failure) return Promise.resolve();
-    return this.waitUntil(() => this.inFlightBytes < this.maxInFlight);
+    if (this.inFlightBytes < this.maxInFlight && !this.gate.failure) return Promise.resolve();
+    return this.gate.waitUntil(() => this.inFlightBytes < this.maxInFlight);
   }
 
   /** Resolves once everything written so far is on disk and in the manifest database. */
   flush(): Promise<void> {
     for (const lane of this.lanes) this.post(lane);
-    return this.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
+    return this.gate.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
   }
 
   async close(): Promise<void> {
