@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, type WriteBatch } from '../src/publish/writer-worker.js';
+import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type WriteBatch } from '../src/publish/writer-worker.js';
 
 /** A batch as SiteWriter posts it: one buffer, end offsets, -1 for a deletion. */
 function batchOf(entries: [string, string | null][]): WriteBatch {
@@ -43,5 +43,20 @@ describe('writer worker (writeBatch)', () => {
     const at = { path: root };
     expect(() => writeBatch(root, false, new Set(), batchOf([['ok.json', '1'], ['file/under.json', '2']]), at)).toThrow();
     expect(at.path).toBe(join(root, 'file/under.json'));
+  });
+
+  it('writes a file given as byte parts (gathered writes, more parts than one writev takes), the same bytes and sha256 as one buffer', () => {
+    const parts = Array.from({ length: 1500 }, (_, i) => Buffer.from(i % 3 ? `part ${i},` : ''));
+    const whole = Buffer.concat(parts);
+    const digests = Buffer.alloc(64);
+    const dirs = new Set<string>();
+    expect(writeFile(root, false, dirs, 'p/parts.json', parts, digests, 32, { path: '' })).toBe(WRITTEN);
+    expect(readFileSync(join(root, 'p/parts.json'))).toEqual(whole);
+    expect(digests.subarray(32).toString('hex')).toBe(createHash('sha256').update(whole).digest('hex'));
+    // Update mode: the same parts leave the file alone; one byte more or less is a change.
+    expect(writeFile(root, true, dirs, 'p/parts.json', parts, digests, 0, { path: '' })).toBe(UNCHANGED);
+    expect(writeFile(root, true, dirs, 'p/parts.json', [...parts, Buffer.from('x')], digests, 0, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), digests, 0, { path: '' })).toBe(WRITTEN);
+    expect(readFileSync(join(root, 'p/parts.json'))).toEqual(Buffer.concat(parts.slice(0, -1)));
   });
 });

@@ -3,6 +3,7 @@ import { hash160 } from './hash.js';
 import { parseNameScript } from './names.js';
 import { isNamecoin, type Network } from './networks.js';
 import { solveScript } from './script.js';
+import { TwoGenerationCache } from './two-gen-cache.js';
 
 export type AddressType = 'pubkey_hash' | 'script_hash' | 'witness_v0_keyhash' | 'witness_v0_scripthash' | 'witness_v1_taproot';
 
@@ -66,7 +67,6 @@ export function scriptAddress(script: Uint8Array, net: Network): string | undefi
   const hit = addressCache.get(key);
   if (hit !== undefined) return hit === NONE ? undefined : hit;
   const address = uncachedScriptAddress(script, net);
-  if (addressCache.size >= ADDRESS_CACHE_SIZE) addressCache.delete(addressCache.keys().next().value!);
   addressCache.set(key, address ?? NONE);
   return address;
 }
@@ -81,8 +81,7 @@ function uncachedScriptAddress(script: Uint8Array, net: Network): string | undef
 }
 
 const NONE = '';
-const ADDRESS_CACHE_SIZE = 65536;
-const addressCache = new Map<string, string>();
+const addressCache = new TwoGenerationCache<string, string>(65536);
 
 function decodeBase58(addr: string, net: Network): DecodedAddress | undefined {
   let decoded: { version: number; hash: Uint8Array };

@@ -1,44 +1,16 @@
-import { decodeAddress } from '../chain/address.js';
-import { renderAddress, renderAddressCapped } from '../render/address.js';
-import type { JsonValue } from '../render/json.js';
+import { renderAddressCapped } from '../render/address.js';
 import { addressPath } from '../contract/layout.js';
 import type { StageContext } from './context.js';
 
-/** One address document, assembled from the index's outputs of the address and the rendered /tx documents. */
-function addressDocument(ctx: StageContext, address: string): string {
-  const decoded = decodeAddress(address, ctx.index.net);
-  if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${ctx.index.net.name}`);
-  const texts = new Map<string, string>();
-  const txText = (txid: string) => {
-    let t = texts.get(txid);
-    if (t === undefined) texts.set(txid, (t = ctx.texts.get(txid)));
-    return t;
-  };
-  const receivers = new Set<string>();
-  const spenders = new Set<string>();
-  let coinIn = 0n;
-  let coinOut = 0n;
-  const unspent: JsonValue[] = [];
-  for (const out of ctx.index.addressOutputs(address)) {
-    txText(out.txid);
-    receivers.add(out.txid);
-    coinIn += out.value;
-    if (out.spender) {
-      spenders.add(out.spender.hash);
-      coinOut += out.value;
-      txText(out.spender.hash);
-    } else {
-      const o = (JSON.parse(txText(out.txid)) as { out: Record<string, JsonValue>[] }).out[out.vout]!;
-      unspent.push({ tx: { hash: out.txid, n: out.vout }, ...o });
-    }
-  }
-  return renderAddress(
-    { address, hash160: decoded.hash160, txInCount: receivers.size, txOutCount: spenders.size, coinIn, coinOut, unspent, transactions: texts },
-    ctx.pretty,
-  );
-}
+/** Addresses per render task, and the outputs after which a task is closed early. */
+const TASK_ADDRESSES = 256;
+const TASK_OUTPUTS = 4096;
 
-/** Writes (or deletes) address documents; returns the sorted list of capped addresses. */
+/**
+ * Writes (or deletes) address documents; returns the sorted list of capped addresses. The
+ * documents are rendered and written on the render threads (render-pool.ts); deletions and
+ * capped answers go through the writer.
+ */
 export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   const { index, writer, changes } = ctx;
   ctx.progress.begin('addresses');
@@ -48,8 +20,11 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   let total = 0;
   if (changes) for (const a of changes.addresses) total += index.addressOutputCount(a) + 1;
   else total = index.addressOutputsTotal() + index.addressCount();
+  ctx.pool.plan(total);
   let done = 0;
-  let n = 0;
+  const progress = (work: number) => ctx.progress.update((done += work), total, 'outputs');
+  let task: string[] = [];
+  let taskWork = 0;
   for (const address of addresses) {
     const count = index.addressOutputCount(address);
     capped.delete(address);
@@ -57,10 +32,21 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
     else if (ctx.cap > 0 && count > ctx.cap) {
       capped.add(address);
       writer.write(addressPath(address), renderAddressCapped(count, ctx.pretty));
-    } else writer.write(addressPath(address), addressDocument(ctx, address));
-    done += count + 1;
-    ctx.progress.update(done, total, 'outputs');
-    if (++n % 64 === 0) await writer.backpressure();
+    } else {
+      task.push(address);
+      taskWork += count + 1;
+      if (task.length >= TASK_ADDRESSES || taskWork >= TASK_OUTPUTS) {
+        const work = taskWork;
+        await ctx.pool.submit({ kind: 'addresses', addresses: task }, () => progress(work));
+        task = [];
+        taskWork = 0;
+      }
+      continue;
+    }
+    progress(count + 1);
+    await writer.backpressure();
   }
+  if (task.length > 0) await ctx.pool.submit({ kind: 'addresses', addresses: task }, () => progress(taskWork));
+  await ctx.pool.drain();
   return [...capped].sort();
 }

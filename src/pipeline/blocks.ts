@@ -1,5 +1,6 @@
 import { fromDisplayHex } from '../chain/hash.js';
 import { parseBlock } from '../chain/block.js';
+import type { ChainIndex } from '../index/query.js';
 import { renderBlock } from '../render/block.js';
 import { renderTx } from '../render/tx.js';
 import { blockPath, txPath } from '../contract/layout.js';
@@ -10,38 +11,61 @@ function deleteBlockFiles(writer: SiteWriter, hash: string): void {
   for (const ext of ['json', 'bin', 'hex'] as const) writer.delete(blockPath(hash, ext));
 }
 
-function writeBlockFiles(writer: SiteWriter, hash: string, json: string, raw: Buffer): void {
-  writer.write(blockPath(hash, 'json'), json);
-  writer.write(blockPath(hash, 'bin'), raw);
-  writer.write(blockPath(hash, 'hex'), raw.toString('hex'));
+/** Where the documents of a height go: its files, and each tx's document text. */
+export interface HeightSink {
+  file(rel: string, data: string | Uint8Array): void;
+  /** A tx document; false: leave its files out (a duplicate txid, written by the main thread in chain order). */
+  tx(txid: string, text: Buffer, txIndex: number): boolean;
 }
 
-/** A main-chain block and its transactions (only those in `onlyTxs` when given); returns the block's tx count. */
-function writeHeight(ctx: StageContext, height: number, onlyTxs?: ReadonlySet<number>): number {
-  const { index, writer, pretty } = ctx;
-  const { block, hash, time } = index.blockAt(height);
-  const placement = { block: hash, height, time };
-  const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
-  block.txs.forEach((tx, ti) => {
-    if (onlyTxs && !onlyTxs.has(ti)) return;
-    const text = renderTx(tx, index.net, spenders[ti]!, placement, pretty);
-    ctx.texts.put(tx.txid, text);
-    writer.write(txPath(tx.txid, 'json'), text);
-    writer.write(txPath(tx.txid, 'bin'), tx.raw);
-    writer.write(txPath(tx.txid, 'hex'), tx.raw.toString('hex'));
-  });
-  const next = height < ctx.height ? index.hashAt(height + 1) : undefined;
-  writeBlockFiles(writer, hash, renderBlock(block, index.net, spenders, next, pretty), block.raw);
-  return block.txs.length;
+function writerSink(writer: SiteWriter): Pick<HeightSink, 'file'> {
+  return { file: (rel, data) => writer.write(rel, data) };
+}
+
+function writeBlockFiles(sink: Pick<HeightSink, 'file'>, hash: string, json: string, raw: Buffer): void {
+  sink.file(blockPath(hash, 'json'), json);
+  sink.file(blockPath(hash, 'bin'), raw);
+  sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
+}
+
+function txFiles(sink: Pick<HeightSink, 'file'>, txid: string, text: Buffer, raw: Buffer): void {
+  sink.file(txPath(txid, 'json'), text);
+  sink.file(txPath(txid, 'bin'), raw);
+  sink.file(txPath(txid, 'hex'), raw.toString('hex'));
 }
 
 /**
- * Renders the main-chain blocks and their transactions: all of them in a full build; the new
- * and touched ones in an incremental build (a block document embeds every tx of its block, so
- * a touched block costs its whole tx count), deleting the documents of txs rolled back.
+ * A main-chain block's documents and its transactions' (only those in `onlyTxs` when given),
+ * at snapshot height `tip`; returns the block's tx count. Runs on the render threads.
+ */
+export function renderHeight(index: ChainIndex, height: number, tip: number, pretty: boolean, onlyTxs: readonly number[] | undefined, sink: HeightSink): number {
+  const { block, hash, time } = index.blockAt(height);
+  const placement = { block: hash, height, time };
+  const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
+  const only = onlyTxs && new Set(onlyTxs);
+  block.txs.forEach((tx, ti) => {
+    if (only && !only.has(ti)) return;
+    const text = Buffer.from(renderTx(tx, index.net, spenders[ti]!, placement, pretty), 'utf8');
+    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, tx.raw);
+  });
+  const next = height < tip ? index.hashAt(height + 1) : undefined;
+  writeBlockFiles(sink, hash, renderBlock(block, index.net, spenders, next, pretty), block.raw);
+  return block.txs.length;
+}
+
+/** Heights per render task, and the txs after which a task is closed early. */
+const TASK_HEIGHTS = 64;
+const TASK_TXS = 2048;
+
+/**
+ * Renders the main-chain blocks and their transactions on the render threads: all of them in a
+ * full build; the new and touched ones in an incremental build (a block document embeds every
+ * tx of its block, so a touched block costs its whole tx count), deleting the documents of
+ * txs rolled back. The files of a txid that occurs twice in the chain (meta.duplicates) are
+ * written here, in chain order, so the later one wins as before.
  */
 export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
-  const { index, changes } = ctx;
+  const { index, changes, pool } = ctx;
   let heights: number[];
   let txs: number;
   if (changes) {
@@ -52,11 +76,34 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
     txs = ctx.meta.totals.txs;
   }
   ctx.progress.begin('txs and blocks');
+  pool.plan(txs);
   let done = 0;
+  const submit = (task: number[], only: (number[] | null)[], work: number) =>
+    pool.submit({ kind: 'heights', heights: task, only, tip: ctx.height }, () => ctx.progress.update((done += work), txs, 'txs'));
+  let task: number[] = [];
+  let only: (number[] | null)[] = [];
+  let taskTxs = 0;
   for (const h of heights) {
-    done += writeHeight(ctx, h, changes?.touched.get(h));
-    ctx.progress.update(done, txs, 'txs');
-    await ctx.writer.backpressure();
+    const touched = changes?.touched.get(h);
+    task.push(h);
+    only.push(touched && !changes!.heights.has(h) ? [...touched] : null);
+    taskTxs += index.heightRecord(h)!.delta.txs;
+    if (task.length >= TASK_HEIGHTS || taskTxs >= TASK_TXS) {
+      await submit(task, only, taskTxs);
+      task = [];
+      only = [];
+      taskTxs = 0;
+    }
+  }
+  if (task.length > 0) await submit(task, only, taskTxs);
+  await pool.drain();
+  // Duplicate txids, in chain order: their files, and the first one's text for the addresses.
+  for (const [h, ti] of pool.takeSkipped()) {
+    const { block, hash, time } = index.blockAt(h);
+    const tx = block.txs[ti]!;
+    const text = Buffer.from(renderTx(tx, index.net, index.spendersOf(tx.hash, tx.outputs.length), { block: hash, height: h, time }, ctx.pretty), 'utf8');
+    pool.texts.add(tx.txid, text);
+    txFiles(writerSink(ctx.writer), tx.txid, text, tx.raw);
   }
   for (const txid of changes?.removedTxs ?? []) {
     if (index.txLocation(fromDisplayHex(txid))) continue;
@@ -68,10 +115,11 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
 export function writeOffChain(ctx: StageContext): string[] {
   const { index, writer, pretty, changes } = ctx;
   const current: string[] = [];
+  const sink = writerSink(writer);
   for (const { hash, rec } of index.offChainBlocks()) {
     const block = parseBlock(rec.raw, { auxpow: index.net.auxpow });
     const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
-    writeBlockFiles(writer, hash, renderBlock(block, index.net, spenders, undefined, pretty), block.raw);
+    writeBlockFiles(sink, hash, renderBlock(block, index.net, spenders, undefined, pretty), block.raw);
     current.push(hash);
   }
   const now = new Set(current);

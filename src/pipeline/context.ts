@@ -3,7 +3,7 @@ import type { IndexMeta } from '../index/state.js';
 import type { Changes } from '../index/sync.js';
 import type { Progress } from '../site/progress.js';
 import type { SiteWriter } from '../publish/writer.js';
-import type { TxTexts } from './tx-texts.js';
+import type { RenderPool } from './render-pool.js';
 
 /** What every render stage of a build works with. */
 export interface StageContext {
@@ -16,8 +16,8 @@ export interface StageContext {
   cap: number;
   progress: Progress;
   meta: IndexMeta;
-  /** Rendered /tx documents for the address stage. */
-  texts: TxTexts;
+  /** The render threads (txs, blocks, addresses) and the tx texts they share. */
+  pool: RenderPool;
   /** undefined for a full build. */
   changes: Changes | undefined;
 }

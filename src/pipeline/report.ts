@@ -28,4 +28,6 @@ export interface BuildReport {
   requestedHeight: number | undefined;
   warnings: string[];
   stageSeconds: [string, number][];
+  /** Render threads started (0: the render stages ran on the main thread, a small build). */
+  renderThreads: number;
 }

@@ -1,46 +1,40 @@
 import { fromDisplayHex } from '../chain/hash.js';
 import type { ChainIndex } from '../index/query.js';
 import { renderTx } from '../render/tx.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
+import type { TxTextReader } from './tx-text-store.js';
 
 /**
- * The /tx documents this run rendered, for the address documents that embed them (a
- * transaction usually appears in several: its payer's and its payees'). Memory bound: at
- * most `maxChars` characters of JSON (64 Mi by default, one byte each for these ASCII
- * strings) plus the map's entries; the oldest are dropped first. A miss renders the
- * transaction again from the block spill through the index — the same bytes as its /tx
- * file, since the index is final when the stages run — so no file written by this run is
- * read back and no flush is needed before the address stage.
+ * The /tx documents' bytes for the address documents that embed them (a transaction usually
+ * appears in several: its payer's and its payees'), in a render thread: from its cache, else
+ * from the texts the txs stage stored (tx-text-store.ts), else rendered again from the block
+ * spill through the index — the same bytes as its /tx file, since the index is final when the
+ * stages run — so no file written by this run is read back and no flush is needed before the
+ * address stage. Memory bound: `maxBytes` of JSON (64 MiB by default) in two generations (the
+ * least recently used go first).
  */
 export class TxTexts {
-  private readonly texts = new Map<string, string>();
-  private chars = 0;
+  private readonly texts: TwoGenerationCache<string, Buffer>;
 
   constructor(
     private readonly index: ChainIndex,
     private readonly pretty: boolean,
-    private readonly maxChars = 64 << 20,
-  ) {}
-
-  put(txid: string, text: string): void {
-    if (this.texts.has(txid)) return;
-    this.texts.set(txid, text);
-    this.chars += text.length;
-    while (this.chars > this.maxChars) {
-      const [oldest, old] = this.texts.entries().next().value!;
-      this.texts.delete(oldest);
-      this.chars -= old.length;
-    }
+    private readonly stored: TxTextReader | undefined,
+    maxBytes = 64 << 20,
+  ) {
+    this.texts = new TwoGenerationCache(maxBytes / 2, (text) => text.length);
   }
 
-  get(txid: string): string {
-    const hit = this.texts.get(txid);
-    if (hit !== undefined) return hit;
-    const hash = fromDisplayHex(txid);
-    const found = this.index.findTx(hash);
-    if (!found) throw new Error(`index: transaction ${txid} is not in the main chain`);
-    const placement = { block: found.block.hash, height: found.loc.height, time: found.block.time };
-    const text = renderTx(found.tx, this.index.net, this.index.spendersOf(hash, found.tx.outputs.length), placement, this.pretty);
-    this.put(txid, text);
+  get(txid: string): Buffer {
+    let text = this.texts.get(txid) ?? this.stored?.find(txid);
+    if (text === undefined) {
+      const hash = fromDisplayHex(txid);
+      const found = this.index.findTx(hash);
+      if (!found) throw new Error(`index: transaction ${txid} is not in the main chain`);
+      const placement = { block: found.block.hash, height: found.loc.height, time: found.block.time };
+      text = Buffer.from(renderTx(found.tx, this.index.net, this.index.spendersOf(hash, found.tx.outputs.length), placement, this.pretty));
+    }
+    this.texts.set(txid, text);
     return text;
   }
 }

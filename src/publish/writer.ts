@@ -1,20 +1,10 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
 import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { manifestValue } from '../index/rows.js';
-
-/**
- * The writer thread's module: compiled `.js` next to this file in dist/; from the TypeScript
- * sources (vitest, tsx) the `.ts` module is started through a small tsx loader shim.
- */
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const WORKER_MODULE = new URL(FROM_SOURCES ? './writer-worker.ts' : './writer-worker.js', import.meta.url);
-
-function startWorker(data: WriterWorkerData): Worker {
-  if (!FROM_SOURCES) return new Worker(WORKER_MODULE, { workerData: data });
-  return new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { ...data, entry: WORKER_MODULE.href } });
-}
+import { startWorker } from './worker-start.js';
+import { ThreadGate } from './thread-gate.js';
 
 type Entry = [string, Uint8Array | null];
 
@@ -51,35 +41,47 @@ function laneOf(rel: string, lanes: number): number {
 export class SiteWriter {
   private readonly lanes: Lane[];
   private inFlightBytes = 0;
-  private failure: Error | undefined;
-  private waiters: (() => void)[] = [];
+  private readonly gate = new ThreadGate();
   readonly counts: WriteCounts = { written: 0, unchanged: 0, deleted: 0 };
 
   constructor(
     readonly root: string,
     private readonly files: Database<Buffer, string>,
-    mode: WriteMode,
+    readonly mode: WriteMode,
     threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
     this.lanes = Array.from({ length: threads }, () => {
-      const lane: Lane = { worker: startWorker({ kind: 'snapshot-writer', root, mode }), batch: [], batchBytes: 0, sent: [] };
+      const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', { kind: 'snapshot-writer', root, mode } satisfies WriterWorkerData), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
-      lane.worker.on('error', (e) => this.fail(e));
+      lane.worker.on('error', (e) => this.gate.fail(e));
       return lane;
     });
   }
 
   private onDone(lane: Lane, m: WorkerReply): void {
     const { paths, sizes } = lane.sent.shift()!;
-    if (m.error !== undefined) return this.fail(ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing'));
+    try {
+      this.recordWritten(paths, sizes, m);
+    } catch (e) {
+      return this.gate.fail(e as Error);
+    }
+    this.inFlightBytes -= m.bytes!;
+    this.gate.wake();
+  }
+
+  /**
+   * Records a batch of files a thread wrote below `root` (a writer thread, or a render thread
+   * that writes its own documents with writeFile): their manifest rows and the counts. A
+   * failed batch throws its error, naming the file.
+   */
+  recordWritten(paths: string[], sizes: Int32Array, m: WorkerReply): void {
+    if (m.error !== undefined) throw ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing');
     try {
       this.record(paths, sizes, m);
     } catch (e) {
-      return this.fail(ioError(e, (this.files as unknown as { path: string }).path, 'index'));
+      throw ioError(e, (this.files as unknown as { path: string }).path, 'index');
     }
-    this.inFlightBytes -= m.bytes!;
-    this.wake();
   }
 
   /** Records a batch's files in the manifest database. */
@@ -100,26 +102,15 @@ export class SiteWriter {
     });
   }
 
-  private fail(e: Error): void {
-    this.failure ??= e;
-    this.wake();
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
   private push(rel: string, data: Uint8Array | null): void {
-    if (this.failure) throw this.failure;
+    if (this.gate.failure) throw this.gate.failure;
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
     lane.batch.push([rel, data]);
     lane.batchBytes += data?.length ?? 0;
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
-  write(rel: string, data: string | Buffer): void {
+  write(rel: string, data: string | Uint8Array): void {
     this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
@@ -149,21 +140,16 @@ export class SiteWriter {
     lane.batchBytes = 0;
   }
 
-  private async waitUntil(done: () => boolean): Promise<void> {
-    while (!done() && !this.failure) await new Promise<void>((r) => this.waiters.push(r));
-    if (this.failure) throw this.failure;
-  }
-
   /** Resolves once the data in flight is below the bound. */
   backpressure(): Promise<void> {
-    if (this.inFlightBytes < this.maxInFlight && !this.failure) return Promise.resolve();
-    return this.waitUntil(() => this.inFlightBytes < this.maxInFlight);
+    if (this.inFlightBytes < this.maxInFlight && !this.gate.failure) return Promise.resolve();
+    return this.gate.waitUntil(() => this.inFlightBytes < this.maxInFlight);
   }
 
   /** Resolves once everything written so far is on disk and in the manifest database. */
   flush(): Promise<void> {
     for (const lane of this.lanes) this.post(lane);
-    return this.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
+    return this.gate.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
   }
 
   async close(): Promise<void> {

@@ -39,6 +39,42 @@ export function renderAddress(s: AddressSummary, pretty = false): string {
   );
 }
 
+/** An unspent output spliced from its compact /tx document (`ranges`: outElementRanges of it). */
+export interface UnspentSplice {
+  txid: string;
+  vout: number;
+  text: Uint8Array;
+  ranges: readonly number[];
+}
+
+/**
+ * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
+ * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
+ * fields as they are in its /tx document: the document as a list of byte parts, written with
+ * gathered writes (the tx bytes are never copied).
+ */
+export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly UnspentSplice[]; transactions: ReadonlyMap<string, Uint8Array> }): Uint8Array[] {
+  const parts: (string | Uint8Array)[] = [
+    `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
+      `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
+  ];
+  s.unspent.forEach(({ txid, vout, text, ranges }, i) => {
+    const start = ranges[2 * vout];
+    const end = ranges[2 * vout + 1];
+    if (start === undefined || end === undefined) throw new Error(`internal: tx ${txid} has no output ${vout}`);
+    const fields = text.subarray(start + 1, end - 1);
+    parts.push(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`, fields, '}');
+  });
+  parts.push(`],"tx_sz":${s.transactions.size},"transactions":{`);
+  let first = true;
+  for (const [txid, text] of s.transactions) {
+    parts.push(`${first ? '' : ','}${JSON.stringify(txid)}:`, text);
+    first = false;
+  }
+  parts.push('}}');
+  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p));
+}
+
 /** The original's answer for an address with more relevant outputs than the cap. */
 export function renderAddressCapped(outputs: number, pretty = false): string {
   return toJson({ error: `Too many outputs for this address (${outputs})` }, pretty);

@@ -87,3 +87,37 @@ export function renderTx(
 ): string {
   return toPlainJson(txObject(tx, net, spenders, placement), pretty);
 }
+
+const OUT_KEY = Buffer.from('"out":[');
+
+/**
+ * Where each element of the `out` array sits in a compact /tx document's bytes: [start, end)
+ * offsets, one pair per output, so that an address document can splice an output's fields
+ * without parsing the document. Scans the array's strings and brackets (the key `"out":[`
+ * occurs once in a compact tx document: no other object of it has an `out` key, and a string
+ * cannot hold an unescaped quote).
+ */
+export function outElementRanges(text: Uint8Array): number[] {
+  const open = Buffer.from(text.buffer, text.byteOffset, text.byteLength).indexOf(OUT_KEY);
+  if (open < 0) throw new Error('internal: tx document without an "out" array');
+  const ranges: number[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = open + OUT_KEY.length; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (depth++ === 0) start = i;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) return ranges; // the array's closing bracket
+      if (--depth === 0) ranges.push(start, i + 1);
+    }
+  }
+  throw new Error('internal: tx document ends inside its "out" array');
+}

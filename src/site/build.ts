@@ -12,8 +12,8 @@ import { writeOffChain, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
 import { writeSiteFiles } from '../pipeline/site-files.js';
+import { RenderPool } from '../pipeline/render-pool.js';
 import type { BuildReport } from '../pipeline/report.js';
-import { TxTexts } from '../pipeline/tx-texts.js';
 import type { ChainSource } from '../source/types.js';
 import { validatedSource } from '../source/validated.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
@@ -50,6 +50,8 @@ export interface BuildOptions {
   beforePublish?: () => void | Promise<void>;
   /** Called between the steps of the publish (tests pause and kill there). */
   onPublishStep?: (step: PublishStep) => void | Promise<void>;
+  /** Render on threads when a stage has more txs or address outputs than this (default 4096; tests use 0). */
+  renderThreadsAbove?: number;
 }
 
 export type { BuildReport } from '../pipeline/report.js';
@@ -103,6 +105,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
 
   const index = new ChainIndex(store, new BlocksSpill(join(stateDir, 'blocks.spill')), net);
   let writer: SiteWriter | undefined;
+  let pool: RenderPool | undefined;
   let staging: string | undefined;
   let failed = false;
   try {
@@ -120,7 +123,9 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     if (full) store.files.clearSync();
     else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
-    const ctx: StageContext = { index, writer, height, pretty, cap, progress, meta, texts: new TxTexts(index, pretty), changes };
+    await store.root.flushed; // the render threads read the index
+    pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
+    const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
@@ -163,6 +168,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       requestedHeight: height !== asked.requested ? asked.requested : undefined,
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
+      renderThreads: pool.threadCount,
     };
   } catch (e) {
     failed = true;
@@ -177,6 +183,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       }
     };
     await step(() => writer?.close());
+    await step(() => pool?.close());
     await step(() => index.spill.close());
     await step(() => store.close());
     await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));

@@ -1,0 +1,173 @@
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import type { ChainIndex } from '../index/query.js';
+import type { SiteWriter } from '../publish/writer.js';
+import { startWorker } from '../publish/worker-start.js';
+import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
+import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
+import { ThreadGate } from '../publish/thread-gate.js';
+
+interface Thread {
+  worker: Worker;
+  /** Its file number in the tx text store. */
+  file: number;
+  /** Tasks posted and not answered yet, with what to call when each is done. */
+  sent: Map<number, () => void>;
+  textsSent: boolean;
+}
+
+/**
+ * The txs, blocks and address documents rendered and written on a pool of threads
+ * (render-worker.ts), one per core: the main thread hands out tasks (consecutive heights,
+ * consecutive addresses) to the least busy thread and records the answers in the manifest
+ * through the writer. Every document depends only on the index, so the output does not depend
+ * on which thread rendered what, nor in which order. A stage with little work (at most
+ * `threadsAbove` txs or address outputs) runs its tasks on the main thread instead, with the same
+ * code (starting threads costs more than such a stage).
+ */
+export class RenderPool {
+  readonly texts: TxTextStore;
+  private threads: Thread[] | undefined;
+  private nextId = 0;
+  private readonly gate = new ThreadGate();
+  private ending = false;
+  private skipped: [number, number][] = [];
+  private inline: Renderer | undefined;
+  private inlineStage = false;
+  private inlineTexts = false;
+
+  constructor(
+    private readonly index: ChainIndex,
+    private readonly writer: SiteWriter,
+    private readonly pretty: boolean,
+    textsBase: string,
+    private readonly duplicates: string[],
+    private readonly threadsAbove = 4096,
+    private readonly size = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2)),
+    private readonly perThread = 2,
+  ) {
+    this.texts = new TxTextStore(textsBase);
+  }
+
+  /** How many render threads were started (0: everything ran on the main thread). */
+  get threadCount(): number {
+    return this.threads?.length ?? 0;
+  }
+
+  private data(): Omit<RenderWorkerData, 'textFile'> {
+    return {
+      kind: 'snapshot-render',
+      stateDir: dirname((this.index.store.root as unknown as { path: string }).path),
+      spill: this.index.spill.path,
+      network: this.index.net.name,
+      pretty: this.pretty,
+      root: this.writer.root,
+      mode: this.writer.mode,
+      duplicates: this.duplicates,
+    };
+  }
+
+  private start(): Thread[] {
+    const data = this.data();
+    return Array.from({ length: this.size }, (_, i) => {
+      const file = i + 1;
+      const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file) } satisfies RenderWorkerData);
+      const t: Thread = { worker, file, sent: new Map(), textsSent: false };
+      worker.on('message', (m: RenderReply) => this.answer(t, m));
+      worker.on('error', (e) => this.gate.fail(e));
+      worker.on('exit', (code) => {
+        if (!this.ending) this.gate.fail(new Error(`render thread exited (code ${code}) before the end of the build`));
+      });
+      return t;
+    });
+  }
+
+  private answer(t: Thread, m: RenderReply): void {
+    const done = t.sent.get(m.id)!;
+    t.sent.delete(m.id);
+    this.record(t.file, m, done);
+  }
+
+  private record(file: number, m: RenderReply, done: () => void): void {
+    try {
+      if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
+      this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
+      if (m.texts) this.texts.addEntries(file, m.texts);
+      for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
+    } catch (e) {
+      return this.gate.fail(e as Error);
+    }
+    done();
+    this.gate.wake();
+  }
+
+  /** Starts a stage of `work` txs or address outputs: on the main thread if small and no thread runs yet. */
+  plan(work: number): void {
+    this.inlineStage = this.threads === undefined && work <= this.threadsAbove;
+  }
+
+  /**
+   * Hands a task to the least busy thread once one has room; `onDone` runs when it is
+   * answered. Address tasks wait for every heights task (they read the texts those stored).
+   */
+  async submit(task: Exclude<RenderTask, { kind: 'texts' }>, onDone: () => void): Promise<void> {
+    if (this.inlineStage) {
+      const file = MAX_TEXT_FILES - 1;
+      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file) });
+      if (task.kind === 'addresses' && !this.inlineTexts) {
+        this.inline.run(-1, { kind: 'texts', table: this.texts.table() });
+        this.inlineTexts = true;
+      }
+      this.record(file, this.inline.run(-1, task)![0], onDone);
+      if (this.gate.failure) throw this.gate.failure;
+      return;
+    }
+    const threads = (this.threads ??= this.start());
+    if (task.kind === 'addresses' && threads.some((t) => !t.textsSent)) {
+      await this.drain();
+      const table = this.texts.table();
+      for (const t of threads) {
+        t.worker.postMessage({ id: -1, task: { kind: 'texts', table } });
+        t.textsSent = true;
+      }
+    }
+    const least = () => threads.reduce((a, b) => (b.sent.size < a.sent.size ? b : a));
+    await this.gate.waitUntil(() => least().sent.size < this.perThread);
+    const t = least();
+    const id = this.nextId++;
+    t.sent.set(id, onDone);
+    t.worker.postMessage({ id, task });
+  }
+
+  /** Waits until every task is answered. */
+  drain(): Promise<void> {
+    return this.gate.waitUntil(() => (this.threads ?? []).every((t) => t.sent.size === 0));
+  }
+
+  /** The [height, txIndex] of the duplicate txids the threads left out so far, in chain order. */
+  takeSkipped(): [number, number][] {
+    const s = this.skipped.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    this.skipped = [];
+    return s;
+  }
+
+  /** Ends the threads (at once after a failure) and removes the text scratch files. */
+  async close(): Promise<void> {
+    this.ending = true;
+    const threads = this.threads ?? [];
+    if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
+    else
+      await Promise.all(
+        threads.map(
+          (t) =>
+            new Promise<void>((resolve) => {
+              t.worker.once('exit', () => resolve());
+              t.worker.postMessage('close');
+            }),
+        ),
+      );
+    this.inline?.close();
+    this.texts.close();
+  }
+}
