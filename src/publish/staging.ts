@@ -38,6 +38,7 @@ export function refreshTree(src: string, dst: string, changed: readonly string[]
   let unlinked = 0;
   rmSync(join(dst, MANIFEST_PATH), { force: true });
   changed.forEach((rel, i) => {
+    onProgress?.(i);
     const to = join(dst, rel);
     try {
       unlinkSync(to);
@@ -55,7 +56,6 @@ export function refreshTree(src: string, dst: string, changed: readonly string[]
       linkSync(join(src, rel), to);
       linked++;
     }
-    if (i % 4096 === 4095) onProgress?.(i + 1);
   });
   onProgress?.(changed.length);
   return { linked, unlinked };
