@@ -61,6 +61,21 @@ function touchedSince(out: string, since: number): string[] {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A moment strictly between what happened before and what happens after (ctimes are coarse). */
+async function moment(): Promise<number> {
+  await pause(30);
+  const t = Date.now();
+  await pause(30);
+  return t;
+}
+
+/** `o` is the H3 snapshot: its manifest equals a full build's and one recomputed from its files, and it verifies. */
+async function expectH3(o: string, manifests: Record<number, string>): Promise<void> {
+  expect(manifestOf(o)).toBe(manifests[H3]);
+  expect(manifestOf(o)).toBe(manifestFromTree(realpathSync(o)));
+  expect((await verifySnapshot(o)).ok).toBe(true);
+}
+
 /** Runs incremental-child.ts until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there. */
 function killAt(outDir: string, height: number, point: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -116,13 +131,9 @@ describe('double-buffered incremental builds', () => {
     const o = await prepared('next');
     const before = readlinkSync(o).split('/')[1]!;
     const spare = readdirSync(`${o}.releases`).find((e) => e.endsWith('.spare'))!.slice(0, -'.spare'.length);
-    await pause(30);
-    const t0 = Date.now();
-    await pause(30);
+    const t0 = await moment();
     expect((await build(o, H3)).mode).toBe('incremental');
-    expect(manifestOf(o)).toBe(manifests[H3]);
-    expect(manifestOf(o)).toBe(manifestFromTree(realpathSync(o)));
-    expect((await verifySnapshot(o)).ok).toBe(true);
+    await expectH3(o, manifests);
     // The release published before is now the spare, verifying as the H2 tree.
     expect(readdirSync(`${o}.releases`).sort()).toEqual([MARKER_FILE, readlinkSync(o).split('/')[1]!, before, `${before}.spare`].sort());
     expect(readdirSync(`${o}.releases`)).not.toContain(spare);
@@ -147,14 +158,10 @@ describe('double-buffered incremental builds', () => {
     expect(manifestMismatches(o)).toEqual([]);
     // The spare's record went before the spare was touched: nothing marks the half-refreshed dir as a spare.
     expect(readdirSync(`${o}.releases`).filter((e) => e.endsWith('.spare'))).toEqual([]);
-    await pause(30);
-    const t0 = Date.now();
-    await pause(30);
+    const t0 = await moment();
     // The index had moved on (the kill came after the scan): the next run is a full build.
     expect((await build(o, H3)).mode).toBe('full');
-    expect(manifestOf(o)).toBe(manifests[H3]);
-    expect(manifestOf(o)).toBe(manifestFromTree(realpathSync(o)));
-    expect((await verifySnapshot(o)).ok).toBe(true);
+    await expectH3(o, manifests);
     expect(touchedSince(o, t0).length).toBe(filesOf(realpathSync(o)).length);
     // The half-refreshed dir was removed; a full build keeps no spare.
     expect(readdirSync(`${o}.releases`).sort()).toEqual([MARKER_FILE, readlinkSync(o).split('/')[1]!].sort());
@@ -167,9 +174,7 @@ describe('double-buffered incremental builds', () => {
     const text = readFileSync(join(rel, record), 'utf8');
     const current = readlinkSync(o).split('/')[1]!;
     writeFileSync(join(rel, record), text.replace(current, '1-AAAAAA'));
-    await pause(30);
-    const t0 = Date.now();
-    await pause(30);
+    const t0 = await moment();
     await build(o, H3);
     expect(manifestOf(o)).toBe(manifests[H3]);
     expect(manifestMismatches(o)).toEqual([]);

@@ -427,7 +427,9 @@ function writeSpare(rel: string, name: string, current: string, changed: Iterabl
     let chunk: string[] = [];
     for (const p of changed) {
       chunk.push(p);
-      if (++count % 4096 === 0) (writeSync(fd, chunk.join('\n') + '\n'), (chunk = []));
+      if (++count % 4096 !== 0) continue;
+      writeSync(fd, chunk.join('\n') + '\n');
+      chunk = [];
     }
     writeSync(fd, (chunk.length ? chunk.join('\n') + '\n' : '') + `end ${count}\n`);
   } finally {
