@@ -76,8 +76,8 @@ export function writeManifest(files: Database<Buffer, string>, path: string, onP
   });
 }
 
-/** Reads a manifest file line by line (whole lines as byte ranges of a chunk), in 1 MiB chunks. */
-function* manifestLines(path: string): Generator<{ buf: Buffer; start: number; end: number }> {
+/** Reads a manifest file in chunks of whole lines (1 MiB, more for a longer line): `buf[0, end)`. */
+function* manifestChunks(path: string): Generator<{ buf: Buffer; end: number }> {
   const fd = onPath(path, 'reading', () => openSync(path, 'r'));
   try {
     let buf = Buffer.alloc(1 << 20);
@@ -86,30 +86,27 @@ function* manifestLines(path: string): Generator<{ buf: Buffer; start: number; e
       if (have === buf.length) buf = Buffer.concat([buf, Buffer.alloc(buf.length)]); // a line longer than the buffer
       const n = onPath(path, 'reading', () => readSync(fd, buf, have, buf.length - have, null));
       have += n;
-      let start = 0;
-      for (let nl = buf.indexOf(10, start); nl !== -1 && nl < have; nl = buf.indexOf(10, start)) {
-        yield { buf, start, end: nl + 1 };
-        start = nl + 1;
-      }
+      const end = buf.lastIndexOf(10, have - 1) + 1;
       if (n === 0) {
-        if (start < have) throw new Error(`${path}: the last line has no newline (offset ${start}): not a manifest this tool wrote`);
+        if (have > 0) throw new Error(`${path}: the last line has no newline: not a manifest this tool wrote`);
         return;
       }
-      buf.copy(buf, 0, start, have);
-      have -= start;
+      if (end > 0) yield { buf, end };
+      buf.copy(buf, 0, end, have);
+      have -= end;
     }
   } finally {
     closeSync(fd);
   }
 }
 
-/** The size field of a manifest line `<64 hex> <size> <path>\n`, and where its path starts. */
+/** The size field of a manifest line `<64 hex> <size> <path>\n` at `start`, and where its path starts. */
 function parseLine(buf: Buffer, start: number, end: number, path: string): { size: number; pathAt: number } {
   let at = start + 65;
   let size = 0;
   for (let c = buf[at]!; c >= 48 && c <= 57; c = buf[++at]!) size = size * 10 + (c - 48);
   if (buf[start + 64] !== 32 || buf[at] !== 32 || at === start + 65 || at >= end) {
-    throw new Error(`${path}: malformed manifest line at its bytes ${start}..: not a manifest this tool wrote`);
+    throw new Error(`${path}: malformed manifest line "${buf.toString('utf8', start, Math.min(end, start + 200)).trimEnd()}": not a manifest this tool wrote`);
   }
   return { size, pathAt: at + 1 };
 }
@@ -119,7 +116,7 @@ function parseLine(buf: Buffer, start: number, end: number, path: string): { siz
  * deleted this run) changed: a streaming merge of the previous manifest's sorted lines with the
  * changed paths' current database rows (a path without a row is gone). The bytes equal
  * {@link writeManifest}'s for the same database, at O(changed) database reads; the previous
- * manifest is copied through in large slices.
+ * manifest's unchanged lines are copied through as whole runs.
  */
 export function mergeManifest(
   previous: string,
@@ -133,10 +130,10 @@ export function mergeManifest(
     const out = new ManifestOut(path);
     try {
       let next = 0;
-      /** Emits the changed paths sorted before `upTo` (all when undefined); true when `upTo` itself is one. */
-      const emitChangedBefore = (upTo: Buffer | undefined): boolean => {
+      /** Emits the changed paths that sort before the path `buf[from, to)` (all when buf is undefined); true when that path is one. */
+      const emitChangedBefore = (buf?: Buffer, from = 0, to = 0): boolean => {
         for (; next < sorted.length; next++) {
-          const cmp = upTo === undefined ? -1 : Buffer.compare(sorted[next]!, upTo);
+          const cmp = buf === undefined ? -1 : sorted[next]!.compare(buf, from, to);
           if (cmp > 0) return false;
           const key = sorted[next]!.toString('utf8');
           const value = files.get(key);
@@ -145,16 +142,27 @@ export function mergeManifest(
         }
         return false;
       };
-      let seen = 0;
-      for (const { buf, start, end } of manifestLines(previous)) {
-        const { size, pathAt } = parseLine(buf, start, end, previous);
-        if (next < sorted.length && emitChangedBefore(buf.subarray(pathAt, end - 1))) continue;
-        out.push(Buffer.from(buf.subarray(start, end)));
-        out.bytes += size;
-        out.lines++;
-        if (++seen % 65536 === 0) onProgress?.(out.lines);
+      for (const { buf, end } of manifestChunks(previous)) {
+        let run = 0; // start of the run of unchanged lines being copied
+        const copyRun = (upTo: number) => upTo > run && out.push(Buffer.from(buf.subarray(run, upTo)));
+        for (let at = 0; at < end; ) {
+          const nl = buf.indexOf(10, at);
+          const { size, pathAt } = parseLine(buf, at, nl, previous);
+          if (next < sorted.length && sorted[next]!.compare(buf, pathAt, nl) <= 0) {
+            copyRun(at);
+            const replaced = emitChangedBefore(buf, pathAt, nl);
+            run = replaced ? nl + 1 : at;
+          }
+          if (run <= at) {
+            out.bytes += size;
+            out.lines++;
+          }
+          at = nl + 1;
+        }
+        copyRun(end);
+        onProgress?.(out.lines);
       }
-      emitChangedBefore(undefined);
+      emitChangedBefore();
       const summary = out.finish();
       onProgress?.(out.lines);
       return summary;
