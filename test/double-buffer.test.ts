@@ -167,6 +167,17 @@ describe('double-buffered incremental builds', () => {
     expect(readdirSync(`${o}.releases`).sort()).toEqual([MARKER_FILE, readlinkSync(o).split('/')[1]!].sort());
   });
 
+  it('killed right after the swap (the spare record written, the index not yet saved): out is the new snapshot; the next run is full and keeps no spare', async () => {
+    const o = await prepared('swapped');
+    await killAt(o, H3, 'swapped');
+    expect(manifestOf(o)).toBe(manifests[H3]);
+    expect(manifestMismatches(o)).toEqual([]);
+    expect(readdirSync(`${o}.releases`).filter((e) => e.endsWith('.spare'))).toHaveLength(1);
+    expect((await build(o, H3)).mode).toBe('full');
+    await expectH3(o, manifests);
+    expect(readdirSync(`${o}.releases`).sort()).toEqual([MARKER_FILE, readlinkSync(o).split('/')[1]!].sort());
+  });
+
   it('a spare whose record names another published release is not used (full link), and is removed', async () => {
     const o = await prepared('stale');
     const rel = `${o}.releases`;
