@@ -1,6 +1,7 @@
 import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
+import { onPath } from '../index/io-error.js';
 import { createStaging, dropSpare, publishedDir, takeSpare } from './publish.js';
 
 /**
@@ -82,10 +83,18 @@ export function prepareStaging(outDir: string, full: boolean, onProgress?: (done
   }
   const published = publishedDir(outDir)!;
   const spare = takeSpare(outDir);
-  if (spare) {
-    const n = refreshTree(published, spare.staging, spare.changed, (done) => onProgress?.(done, spare.changed.length));
-    return { dir: spare.staging, how: 'spare', ...n };
+  const dir = spare?.staging ?? createStaging(outDir);
+  try {
+    return onPath(dir, 'staging', () => {
+      if (!spare) return { dir, how: 'linked', linked: linkTree(published, dir, new Set([MANIFEST_PATH])), unlinked: 0 };
+      return { dir, how: 'spare', ...refreshTree(published, dir, spare.changed, (done) => onProgress?.(done, spare.changed.length)) };
+    });
+  } catch (e) {
+    try {
+      rmSync(dir, { recursive: true, force: true }); // a failed staging dir is not left behind (a full disk)
+    } catch {
+      // the next run's recovery removes it
+    }
+    throw e;
   }
-  const dir = createStaging(outDir);
-  return { dir, how: 'linked', linked: linkTree(published, dir, new Set([MANIFEST_PATH])), unlinked: 0 };
 }
