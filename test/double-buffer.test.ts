@@ -93,7 +93,8 @@ function killAt(outDir: string, height: number, point: string): Promise<void> {
   });
 }
 
-describe('double-buffered incremental builds', () => {
+// Each case makes two to three small builds (and a child build): generous limits for a loaded machine.
+describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   let root: string;
   let out: string;
   const manifests: Record<number, string> = {};
@@ -112,7 +113,7 @@ describe('double-buffered incremental builds', () => {
       manifests[h] = manifestOf(join(root, `fresh-${h}`, 'out'));
     }
     out = await prepared('inc');
-  });
+  }, 240_000);
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('after an incremental build the replaced release is kept as the one spare, unchanged (it still verifies as the older tree)', async () => {
