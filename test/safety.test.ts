@@ -211,7 +211,7 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     expect(lstatSync(join(d, `out.tmp-${process.pid}`)).isSymbolicLink()).toBe(true); // not ours: left alone
   });
 
-  it('staging directories get a random exclusive name inside <out>.releases; a second release replaces the first and the old one is removed', async () => {
+  it('staging directories get a random exclusive name inside <out>.releases; a second release replaces the first, which is kept as the one spare (with its record)', async () => {
     const d = caseDir();
     const out = join(d, 'out');
     const seen: string[] = [];
@@ -222,7 +222,8 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     await build(out, { onPublishStep, height: HEIGHT + 1 });
     expect(seen).toHaveLength(2);
     expect(seen[0]).not.toBe(seen[1]);
-    expect(readdirSync(join(d, 'out.releases')).sort()).toEqual([MARKER_FILE, seen[1]!.split('/')[1]].sort());
+    const [first, second] = seen.map((s) => s.split('/')[1]!);
+    expect(readdirSync(join(d, 'out.releases')).sort()).toEqual([MARKER_FILE, second, first, `${first}.spare`].sort());
     expect(readdirSync(d).sort()).toEqual(['out', 'out.releases', 'out.state']);
     // Not mkdtemp's 0700: readable like the directories around it (web servers run as other users).
     expect(statSync(realpathSync(out)).mode & 0o777).toBe(statSync(join(d, 'out.releases')).mode & 0o777);

@@ -13,6 +13,9 @@
  *   is followed: its target is the output (so the user's link stays a link).
  * - `<out>.lock` (the holder's pid) keeps two builds off the same output; a dead holder's lock is
  *   taken over.
+ * - Double buffering: an incremental build keeps the release it replaced as the spare, with a
+ *   record `<spare>.spare` of the paths that differ from the published one; the next build brings
+ *   the spare up to date at the cost of those paths and stages into it (see {@link takeSpare}).
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -49,8 +52,12 @@ export const MARKER_FORMAT = 1;
 /** What an index (state) directory holds besides the marker; a full build replaces only these. */
 export const STATE_ENTRIES = ['lmdb', 'blocks.spill'] as const;
 
-/** A release (or a dead build's staging dir), its symlink being renamed onto `out`, or an older `out` moved aside. */
-const ENTRY_RE = /^(\d+)-([A-Za-z0-9]{6})(\.link|\.prev)?$/;
+/**
+ * A release (or a dead build's staging dir), its symlink being renamed onto `out`, an older `out`
+ * moved aside, or the record that makes a release the spare (see {@link takeSpare}).
+ */
+const ENTRY_RE = /^(\d+)-([A-Za-z0-9]{6})(\.link|\.prev|\.spare)?$/;
+const SPARE = '.spare';
 
 export type PublishStep = 'linked' | 'moved-aside' | 'swapped' | 'removed-old';
 
@@ -341,8 +348,92 @@ export function recoverInterrupted(outDir: string): void {
     else rmSync(join(rel, name), { recursive: true, force: true });
   }
   const current = currentRelease(outDir);
+  const spare = validSpare(outDir);
   for (const { name, m } of entries) {
-    if (m![3] === undefined && name !== current) rmSync(join(rel, name), { recursive: true, force: true });
+    if (m![3] === SPARE && name !== spare?.name + SPARE) rmSync(join(rel, name), { force: true });
+  }
+  for (const { name, m } of entries) {
+    if (m![3] === undefined && name !== current && name !== spare?.name) rmSync(join(rel, name), { recursive: true, force: true });
+  }
+}
+
+/** The spare's record: the release it was published after, and the paths that differ from it. */
+interface SpareRecord {
+  name: string;
+  current: string;
+  changed: string[];
+}
+
+const safePath = (p: string) => p !== '' && !p.startsWith('/') && !p.includes('\0') && p.split('/').every((c) => c !== '' && c !== '.' && c !== '..');
+
+/** Reads `<name>.spare`: a header line, one changed path a line, a trailer with their count. */
+function readSpare(rel: string, name: string): SpareRecord | undefined {
+  try {
+    const lines = readFileSync(join(rel, name + SPARE), 'utf8').split('\n');
+    const head = JSON.parse(lines[0]!) as { tool?: string; kind?: string; current?: unknown };
+    const changed = lines.slice(1, -2);
+    const complete = lines.at(-1) === '' && lines.at(-2) === `end ${changed.length}`;
+    if (head.tool !== 'chain-snapshot' || head.kind !== 'spare' || typeof head.current !== 'string' || !complete || !changed.every(safePath)) return undefined;
+    return { name, current: head.current, changed };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The spare whose record names the published release as the one it is one generation behind. */
+function validSpare(outDir: string): SpareRecord | undefined {
+  const rel = releasesDir(outDir);
+  const current = currentRelease(outDir);
+  if (current === undefined) return undefined;
+  for (const entry of readdirSync(rel)) {
+    const m = ENTRY_RE.exec(entry);
+    if (m?.[3] !== SPARE) continue;
+    const name = entry.slice(0, -SPARE.length);
+    const record: SpareRecord | undefined = name !== current && lstatOrUndefined(join(rel, name))?.isDirectory() ? readSpare(rel, name) : undefined;
+    if (record?.current === current) return record;
+  }
+  return undefined;
+}
+
+/**
+ * Takes the spare release for staging (double buffering): its record is removed first — from then
+ * on a kill leaves a dir that the next run's recovery deletes (and that run links the whole tree
+ * again) — and the dir is renamed onto a fresh mkdtemp name of this process. Returns the staging
+ * dir and the paths in which it differs from the published release, or undefined (no valid spare).
+ */
+export function takeSpare(outDir: string): { staging: string; changed: string[] } | undefined {
+  const spare = validSpare(outDir);
+  if (spare === undefined) return undefined;
+  const rel = releasesDir(outDir);
+  rmSync(join(rel, spare.name + SPARE));
+  const staging = createStaging(outDir);
+  renameSync(join(rel, spare.name), staging); // over the new empty dir
+  return { staging, changed: spare.changed };
+}
+
+/** Removes the spare release (a full build stages from scratch). */
+export function dropSpare(outDir: string): void {
+  const spare = validSpare(outDir);
+  if (spare === undefined) return;
+  rmSync(join(releasesDir(outDir), spare.name + SPARE));
+  rmSync(join(releasesDir(outDir), spare.name), { recursive: true, force: true });
+}
+
+function writeSpare(rel: string, name: string, current: string, changed: Iterable<string>): void {
+  const fd = openSync(join(rel, name + SPARE), 'w');
+  try {
+    writeSync(fd, JSON.stringify({ tool: 'chain-snapshot', kind: 'spare', current }) + '\n');
+    let count = 0;
+    let chunk: string[] = [];
+    for (const p of changed) {
+      chunk.push(p);
+      if (++count % 4096 !== 0) continue;
+      writeSync(fd, chunk.join('\n') + '\n');
+      chunk = [];
+    }
+    writeSync(fd, (chunk.length ? chunk.join('\n') + '\n' : '') + `end ${count}\n`);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -379,11 +470,12 @@ export function createStaging(outDir: string): string {
 
 /**
  * Publishes the finished release `staging` as `out`: a new symlink renamed over `out` (one
- * atomic rename(2)); the previous release is removed after. An older version's real directory
+ * atomic rename(2)); the previous release is removed after, or, when `changed` (the paths in
+ * which `staging` differs from it) is given, kept as the spare, its record written before the swap. An older version's real directory
  * `out` is first moved into the releases dir (the one moment `out` is absent; a kill there is
  * repaired by {@link recoverInterrupted}); an empty directory is removed.
  */
-export async function publish(staging: string, outDir: string, onStep?: (step: PublishStep) => void | Promise<void>): Promise<void> {
+export async function publish(staging: string, outDir: string, onStep?: (step: PublishStep) => void | Promise<void>, changed?: Iterable<string>): Promise<void> {
   const rel = releasesDir(outDir);
   const name = basename(staging);
   if (dirname(staging) !== rel || !ENTRY_RE.test(name)) refuse(`internal: ${staging} is not a release of ${outDir}`);
@@ -395,6 +487,7 @@ export async function publish(staging: string, outDir: string, onStep?: (step: P
   if (st?.isSymbolicLink()) {
     previous = currentRelease(outDir);
     if (previous === undefined) refuse(`refusing to replace ${outDir}: it became a symlink not made by chain snapshot during the build`);
+    if (changed !== undefined) writeSpare(rel, previous, name, changed);
   } else if (st?.isDirectory()) {
     if (readdirSync(outDir).length === 0) rmdirSync(outDir);
     else renameSync(outDir, join(rel, (previous = `${name}.prev`)));
@@ -409,6 +502,6 @@ export async function publish(staging: string, outDir: string, onStep?: (step: P
     throw e;
   }
   await onStep?.('swapped');
-  if (previous !== undefined) rmSync(join(rel, previous), { recursive: true, force: true });
+  if (previous !== undefined && (changed === undefined || previous.endsWith('.prev'))) rmSync(join(rel, previous), { recursive: true, force: true });
   await onStep?.('removed-old');
 }

@@ -43,6 +43,9 @@ export class SiteWriter {
   private inFlightBytes = 0;
   private readonly gate = new ThreadGate();
   readonly counts: WriteCounts = { written: 0, unchanged: 0, deleted: 0 };
+  /** In `update` mode, the paths written or deleted (the tree's change, for the manifest merge and the spare). */
+  readonly changed = new Set<string>();
+  private readonly collect: boolean;
 
   constructor(
     readonly root: string,
@@ -51,6 +54,7 @@ export class SiteWriter {
     threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
+    this.collect = mode === 'update';
     this.lanes = Array.from({ length: threads }, () => {
       const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', { kind: 'snapshot-writer', root, mode } satisfies WriterWorkerData), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
@@ -90,8 +94,9 @@ export class SiteWriter {
     const status = m.status!;
     this.files.transactionSync(() => {
       paths.forEach((rel, i) => {
-        if (status[i] === UNCHANGED) this.counts.unchanged++;
-        else if (status[i] === DELETED || status[i] === ABSENT) {
+        if (status[i] === UNCHANGED) return void this.counts.unchanged++;
+        if (this.collect) this.changed.add(rel);
+        if (status[i] === DELETED || status[i] === ABSENT) {
           if (status[i] === DELETED) this.counts.deleted++;
           void this.files.remove(rel);
         } else {

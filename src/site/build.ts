@@ -19,9 +19,9 @@ import { validatedSource } from '../source/validated.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Progress } from './progress.js';
-import { acquireLock, checkTargets, clearStateDir, createStaging, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
-import { linkTree } from '../publish/staging.js';
-import { writeManifest } from '../publish/manifest.js';
+import { acquireLock, checkTargets, clearStateDir, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
+import { prepareStaging } from '../publish/staging.js';
+import { mergeManifest, writeManifest } from '../publish/manifest.js';
 import { SiteWriter } from '../publish/writer.js';
 
 export interface BuildOptions {
@@ -119,9 +119,9 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const { side, orphan, changes } = synced;
 
     progress.begin('staging');
-    staging = createStaging(outDir);
+    // Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
+    staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
     if (full) store.files.clearSync();
-    else linkTree(publishedDir(outDir)!, staging, new Set([MANIFEST_PATH]));
     writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     await store.root.flushed; // the render threads read the index
     pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
@@ -139,12 +139,15 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     await store.root.flushed;
     progress.begin('manifest');
     const listed = store.files.getCount();
-    const manifest = writeManifest(store.files, join(staging, MANIFEST_PATH), (done) => progress.update(done, listed, 'files'));
+    const onListed = (done: number) => progress.update(done, listed, 'files');
+    const [manifestPath, changed] = [join(staging, MANIFEST_PATH), full ? undefined : writer.changed];
+    // Incremental: the published manifest merged with this run's changes (O(changes) index reads).
+    const manifest = changed ? mergeManifest(join(publishedDir(outDir)!, MANIFEST_PATH), store.files, changed, manifestPath, onListed) : writeManifest(store.files, manifestPath, onListed);
     progress.end();
 
     await opts.beforePublish?.();
     checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
-    await publish(staging, outDir, opts.onPublishStep);
+    await publish(staging, outDir, opts.onPublishStep, changed); // keeps the replaced release as the spare
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
