@@ -64,22 +64,35 @@ export function merkleTree(hashes: readonly Buffer[]): (string | null)[] {
 }
 
 /**
+ * Every level of the merkle tree from the leaves up to the root (one tree per block, shared by
+ * all the branches taken from it); undefined when the txids are not unique.
+ */
+export function merkleLevels(hashes: readonly Buffer[]): (readonly Buffer[])[] | undefined {
+  if (hasDuplicates(hashes)) return undefined;
+  const levels: (readonly Buffer[])[] = [hashes];
+  for (let level = hashes; level.length > 1; ) levels.push((level = nextLevel(level)));
+  return levels;
+}
+
+/** The sibling hashes of the leaf at `index` from the leaves upward (an odd last node is its own sibling), internal order. */
+export function branchFromLevels(levels: readonly (readonly Buffer[])[], index: number): Buffer[] {
+  const branch: Buffer[] = [];
+  let i = index;
+  for (let l = 0; l < levels.length - 1; l++, i >>= 1) {
+    const level = levels[l]!;
+    branch.push(level[i ^ 1] ?? level[i]!);
+  }
+  return branch;
+}
+
+/**
  * The original's `mrkl_branch` for the tx at `index`: sibling hashes from the
  * leaves upward (an odd last node is its own sibling), display hex;
  * `[null]` when the txids are not unique.
  */
 export function merkleBranch(hashes: readonly Buffer[], index: number): (string | null)[] {
-  if (hasDuplicates(hashes)) return [null];
-  const branch: string[] = [];
-  let level: readonly Buffer[] = hashes;
-  let i = index;
-  while (level.length > 1) {
-    const sib = i ^ 1;
-    branch.push(toDisplayHex(level[sib] ?? level[i]!));
-    level = nextLevel(level);
-    i >>= 1;
-  }
-  return branch;
+  const levels = merkleLevels(hashes);
+  return levels ? branchFromLevels(levels, index).map(toDisplayHex) : [null];
 }
 
 /** Folds a branch back up to a root (internal order); bit j of index picks the side. */

@@ -21,7 +21,7 @@ function writeHeight(ctx: StageContext, height: number, onlyTxs?: ReadonlySet<nu
   const { index, writer, pretty } = ctx;
   const { block, hash, time } = index.blockAt(height);
   const placement = { block: hash, height, time };
-  const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
+  const spenders = index.spendersInBlock(height, block.txs);
   block.txs.forEach((tx, ti) => {
     if (onlyTxs && !onlyTxs.has(ti)) return;
     const text = renderTx(tx, index.net, spenders[ti]!, placement, pretty);
