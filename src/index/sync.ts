@@ -11,8 +11,12 @@ import type { IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
 import { addDelta } from './stats.js';
 
-/** Bytes of blocks applied in one LMDB transaction during the scan. */
-const BATCH_BYTES = 4 << 20;
+/**
+ * Bytes of blocks applied in one LMDB transaction during the scan: small blocks share a commit
+ * (and the pages they all touch are copied once); a larger batch holds more parsed blocks alive
+ * (more GC) and makes the LMDB file grow by the pages one transaction dirties.
+ */
+const BATCH_BYTES = 1 << 20;
 
 /** Documents that change in this run (incremental builds only; a full build renders everything). */
 export interface Changes {
@@ -125,7 +129,7 @@ export async function syncIndex(
   let work = fork >= 0 ? BigInt(index.heightRecord(fork)!.work) : 0n;
   let prevHash = fork >= 0 ? index.hashAt(fork) : undefined;
   // Blocks are applied in batches, one LMDB transaction each: fewer commits, and the pages a
-  // batch touches more than once are written once. A batch holds at most BATCH_BYTES of blocks.
+  // batch touches more than once are written once (see BATCH_BYTES).
   let batch: BlockToApply[] = [];
   let batchBytes = 0;
   const applyBatch = () => {
