@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
-import { emptyDelta, type Counters } from './stats.js';
+import { emptyDelta } from './stats.js';
 import { metaValue, type IndexMeta } from './rows.js';
 import { heightRecordAt, openStore, STORE_FORMAT, type Store } from './store.js';
 
