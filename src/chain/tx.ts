@@ -146,9 +146,10 @@ const nids = new WeakMap<Tx, string>();
 export function normalizedId(tx: Tx): string {
   const known = nids.get(tx);
   if (known !== undefined) return known;
-  let size = 4 + varintSize(tx.inputs.length) + 41 * tx.inputs.length + varintSize(tx.outputs.length) + 8;
-  for (const out of tx.outputs) size += 8 + varintSize(out.script.length) + out.script.length;
-  const b = Buffer.allocUnsafe(size);
+  // The outputs (count, values, scripts) are copied from the tx's bytes in one piece: they sit
+  // there exactly as the legacy serialization has them.
+  const outputs = outputsBytes(tx);
+  const b = Buffer.allocUnsafe(4 + varintSize(tx.inputs.length) + 41 * tx.inputs.length + outputs.length + 8);
   let at = b.writeUInt32LE(tx.version >>> 0, 0);
   at = writeVarint(b, at, tx.inputs.length);
   for (const input of tx.inputs) {
@@ -157,17 +158,39 @@ export function normalizedId(tx: Tx): string {
     at = b.writeUInt8(0, at);
     at = b.writeUInt32LE(input.sequence >>> 0, at);
   }
-  at = writeVarint(b, at, tx.outputs.length);
-  for (const out of tx.outputs) {
-    at = b.writeBigUInt64LE(out.value, at);
-    at = writeVarint(b, at, out.script.length);
-    at += out.script.copy(b, at);
-  }
+  at += outputs.copy(b, at);
   at = b.writeUInt32LE(tx.lockTime >>> 0, at);
   b.writeUInt32LE(1, at);
   const nid = toDisplayHex(sha256d(b));
   nids.set(tx, nid);
   return nid;
+}
+
+/**
+ * The output count and outputs in the legacy serialization: a slice of the tx's bytes when they
+ * are encoded canonically there (always, in valid blocks: Core rejects other CompactSizes),
+ * written out otherwise.
+ */
+function outputsBytes(tx: Tx): Buffer {
+  const n = tx.outputs.length;
+  let size = varintSize(n);
+  for (const out of tx.outputs) size += 8 + varintSize(out.script.length) + out.script.length;
+  const lastIn = tx.inputs[tx.inputs.length - 1]?.script;
+  const lastOut = tx.outputs[n - 1]?.script;
+  if (lastIn && lastOut && lastIn.buffer === tx.raw.buffer && lastOut.buffer === tx.raw.buffer) {
+    // From just after the last input's sequence to the end of the last output's script; longer than `size` if not canonical.
+    const start = lastIn.byteOffset - tx.raw.byteOffset + lastIn.length + 4;
+    const end = lastOut.byteOffset - tx.raw.byteOffset + lastOut.length;
+    if (end - start === size) return tx.raw.subarray(start, end);
+  }
+  const b = Buffer.allocUnsafe(size);
+  let at = writeVarint(b, 0, n);
+  for (const out of tx.outputs) {
+    at = b.writeBigUInt64LE(out.value, at);
+    at = writeVarint(b, at, out.script.length);
+    at += out.script.copy(b, at);
+  }
+  return b;
 }
 
 export { varintBytes };
