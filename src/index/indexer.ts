@@ -1,6 +1,6 @@
 import { scriptAddress } from '../chain/address.js';
 import type { Block } from '../chain/block.js';
-import { branchFromLevels, merkleLevels } from '../chain/merkle.js';
+import { branchFromLevels, txMerkleLevels } from '../chain/merkle.js';
 import { nameOutputs } from '../chain/names.js';
 import type { Network } from '../chain/networks.js';
 import { classifyScript, redeemScriptType } from '../chain/script.js';
@@ -70,8 +70,8 @@ function applyOne(store: Store, net: Network, namecoin: boolean, { block, height
     if (store.coinbases.get(cb.hash) !== undefined) fx.duplicate = cb.txid;
     else void store.coinbases.put(cb.hash, u32le.encode(height));
   }
-  // One merkle tree per block, for the branches of all its name operations (computed when the first one needs it).
-  let levels: ReturnType<typeof merkleLevels> | null = null;
+  // One merkle tree per block, for the branches of all its name operations: the one validation built.
+  let levels: ReturnType<typeof txMerkleLevels> | null = null;
   for (let ti = 0; ti < block.txs.length; ti++) {
     const tx = block.txs[ti]!;
     d.txs++;
@@ -112,7 +112,7 @@ function applyOne(store: Store, net: Network, namecoin: boolean, { block, height
         d.nameOps++;
         if (op.op === 'name_new' || !op.name || !op.value) continue;
         fx.names.add(Buffer.from(op.name).toString('latin1'));
-        if (levels === null) levels = merkleLevels(block.txs.map((t) => t.hash));
+        if (levels === null) levels = txMerkleLevels(block.txs);
         void store.names.put(
           nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }),
           nameOpValue.encode({
