@@ -31,6 +31,29 @@ export function merkleRoot(hashes: readonly Buffer[]): Buffer {
   return level[0]!;
 }
 
+/** Every level of the tree from the leaves to the root (an odd last node paired with itself). */
+function allLevels(hashes: readonly Buffer[]): (readonly Buffer[])[] {
+  const levels: (readonly Buffer[])[] = [hashes];
+  for (let level = hashes; level.length > 1; ) levels.push((level = nextLevel(level)));
+  return levels;
+}
+
+/** The tree of a block's txids, built once per tx list: validation and the indexer (name ops' branches) share it. */
+const txTrees = new WeakMap<readonly { hash: Buffer }[], (readonly Buffer[])[]>();
+
+function txLevels(txs: readonly { hash: Buffer }[]): (readonly Buffer[])[] {
+  let levels = txTrees.get(txs);
+  if (!levels) txTrees.set(txs, (levels = allLevels(txs.map((t) => t.hash))));
+  return levels;
+}
+
+function rootOf(levels: readonly (readonly Buffer[])[]): { root: Buffer; mutated: boolean } {
+  if (levels[0]!.length === 0) return { root: Buffer.alloc(32), mutated: false };
+  let mutated = false;
+  for (const level of levels) for (let i = 0; i + 1 < level.length; i += 2) if (level[i]!.equals(level[i + 1]!)) mutated = true;
+  return { root: levels[levels.length - 1]![0]!, mutated };
+}
+
 /**
  * Bitcoin Core's ComputeMerkleRoot with its `mutated` flag: the root, and whether some level
  * holds two equal hashes side by side (an even pair, not the duplicated odd last node). Such a
@@ -38,14 +61,12 @@ export function merkleRoot(hashes: readonly Buffer[]): Buffer {
  * so a block whose txids are mutated is invalid whatever its root.
  */
 export function computeMerkleRoot(hashes: readonly Buffer[]): { root: Buffer; mutated: boolean } {
-  if (hashes.length === 0) return { root: Buffer.alloc(32), mutated: false };
-  let mutated = false;
-  let level: readonly Buffer[] = hashes;
-  while (level.length > 1) {
-    for (let i = 0; i + 1 < level.length; i += 2) if (level[i]!.equals(level[i + 1]!)) mutated = true;
-    level = nextLevel(level);
-  }
-  return { root: level[0]!, mutated };
+  return rootOf(allLevels(hashes));
+}
+
+/** computeMerkleRoot of a block's txids, keeping the tree for txMerkleLevels. */
+export function txMerkleRoot(txs: readonly { hash: Buffer }[]): { root: Buffer; mutated: boolean } {
+  return rootOf(txLevels(txs));
 }
 
 /**
@@ -64,22 +85,37 @@ export function merkleTree(hashes: readonly Buffer[]): (string | null)[] {
 }
 
 /**
+ * Every level of the merkle tree from the leaves up to the root (one tree per block, shared by
+ * all the branches taken from it); undefined when the txids are not unique.
+ */
+export function merkleLevels(hashes: readonly Buffer[]): (readonly Buffer[])[] | undefined {
+  return hasDuplicates(hashes) ? undefined : allLevels(hashes);
+}
+
+/** merkleLevels of a block's txids: the tree validation built when it checked the root, if it did. */
+export function txMerkleLevels(txs: readonly { hash: Buffer }[]): (readonly Buffer[])[] | undefined {
+  return hasDuplicates(txs.map((t) => t.hash)) ? undefined : txLevels(txs);
+}
+
+/** The sibling hashes of the leaf at `index` from the leaves upward (an odd last node is its own sibling), internal order. */
+export function branchFromLevels(levels: readonly (readonly Buffer[])[], index: number): Buffer[] {
+  const branch: Buffer[] = [];
+  let i = index;
+  for (let l = 0; l < levels.length - 1; l++, i >>= 1) {
+    const level = levels[l]!;
+    branch.push(level[i ^ 1] ?? level[i]!);
+  }
+  return branch;
+}
+
+/**
  * The original's `mrkl_branch` for the tx at `index`: sibling hashes from the
  * leaves upward (an odd last node is its own sibling), display hex;
  * `[null]` when the txids are not unique.
  */
 export function merkleBranch(hashes: readonly Buffer[], index: number): (string | null)[] {
-  if (hasDuplicates(hashes)) return [null];
-  const branch: string[] = [];
-  let level: readonly Buffer[] = hashes;
-  let i = index;
-  while (level.length > 1) {
-    const sib = i ^ 1;
-    branch.push(toDisplayHex(level[sib] ?? level[i]!));
-    level = nextLevel(level);
-    i >>= 1;
-  }
-  return branch;
+  const levels = merkleLevels(hashes);
+  return levels ? branchFromLevels(levels, index).map(toDisplayHex) : [null];
 }
 
 /** Folds a branch back up to a root (internal order); bit j of index picks the side. */

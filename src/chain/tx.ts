@@ -45,8 +45,11 @@ export function isCoinbase(tx: Tx): boolean {
   return tx.inputs.length === 1 && isCoinbaseInput(tx.inputs[0]!);
 }
 
-/** Reads one transaction at the reader's position (legacy or BIP144 segwit form). */
-export function readTx(r: Reader): Tx {
+/**
+ * Reads one transaction at the reader's position (legacy or BIP144 segwit form). `knownHash`:
+ * its txid when the caller already has it (read back from the index), so it is not hashed again.
+ */
+export function readTx(r: Reader, knownHash?: Buffer): Tx {
   const start = r.pos;
   const version = r.u32('tx version');
   let hasWitness = false;
@@ -83,17 +86,19 @@ export function readTx(r: Reader): Tx {
   const lockStart = r.pos;
   const lockTime = r.u32('lock_time');
   const raw = r.buf.subarray(start, r.pos);
-  const hash = hasWitness
-    ? sha256dParts([r.buf.subarray(start, start + 4), r.buf.subarray(bodyStart, bodyEnd), r.buf.subarray(lockStart, lockStart + 4)])
-    : sha256d(raw);
+  const hash =
+    knownHash ??
+    (hasWitness
+      ? sha256dParts([r.buf.subarray(start, start + 4), r.buf.subarray(bodyStart, bodyEnd), r.buf.subarray(lockStart, lockStart + 4)])
+      : sha256d(raw));
   const baseSize = hasWitness ? raw.length - (lockStart - bodyEnd) - 2 : raw.length;
   return { version, inputs, outputs, lockTime, raw, hash, txid: toDisplayHex(hash), hasWitness, baseSize };
 }
 
-/** Parses a standalone serialized transaction; trailing bytes are an error. */
-export function parseTx(buf: Buffer): Tx {
+/** Parses a standalone serialized transaction; trailing bytes are an error. `knownHash`: see readTx. */
+export function parseTx(buf: Buffer, knownHash?: Buffer): Tx {
   const r = new Reader(buf);
-  const tx = readTx(r);
+  const tx = readTx(r, knownHash);
   if (r.remaining !== 0) throw new ParseError(`${r.remaining} trailing bytes after transaction`, r.pos);
   return tx;
 }
@@ -122,30 +127,70 @@ function varintBytes(n: number): Buffer {
   return b;
 }
 
+const varintSize = (n: number) => (n < 0xfd ? 1 : n <= 0xffff ? 3 : 5);
+
+function writeVarint(b: Buffer, at: number, n: number): number {
+  if (n < 0xfd) return b.writeUInt8(n, at);
+  if (n <= 0xffff) return b.writeUInt16LE(n, b.writeUInt8(0xfd, at));
+  return b.writeUInt32LE(n, b.writeUInt8(0xfe, at));
+}
+
+/** Computed once per transaction: the tx document and its block's document both show it. */
+const nids = new WeakMap<Tx, string>();
+
 /**
  * The original system's `nid` (bitcoin-ruby `normalized_hash`): sha256d of the
  * legacy serialization with every scriptSig emptied, followed by
  * SIGHASH_ALL as 4 LE bytes; display hex.
  */
 export function normalizedId(tx: Tx): string {
-  const parts: Buffer[] = [];
-  const u32 = (v: number) => {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v >>> 0);
-    return b;
-  };
-  parts.push(u32(tx.version), varintBytes(tx.inputs.length));
+  const known = nids.get(tx);
+  if (known !== undefined) return known;
+  // The outputs (count, values, scripts) are copied from the tx's bytes in one piece: they sit
+  // there exactly as the legacy serialization has them.
+  const outputs = outputsBytes(tx);
+  const b = Buffer.allocUnsafe(4 + varintSize(tx.inputs.length) + 41 * tx.inputs.length + outputs.length + 8);
+  let at = b.writeUInt32LE(tx.version >>> 0, 0);
+  at = writeVarint(b, at, tx.inputs.length);
   for (const input of tx.inputs) {
-    parts.push(input.prevHash, u32(input.prevIndex), Buffer.from([0]), u32(input.sequence));
+    at += input.prevHash.copy(b, at);
+    at = b.writeUInt32LE(input.prevIndex >>> 0, at);
+    at = b.writeUInt8(0, at);
+    at = b.writeUInt32LE(input.sequence >>> 0, at);
   }
-  parts.push(varintBytes(tx.outputs.length));
+  at += outputs.copy(b, at);
+  at = b.writeUInt32LE(tx.lockTime >>> 0, at);
+  b.writeUInt32LE(1, at);
+  const nid = toDisplayHex(sha256d(b));
+  nids.set(tx, nid);
+  return nid;
+}
+
+/**
+ * The output count and outputs in the legacy serialization: a slice of the tx's bytes when they
+ * are encoded canonically there (always, in valid blocks: Core rejects other CompactSizes),
+ * written out otherwise.
+ */
+function outputsBytes(tx: Tx): Buffer {
+  const n = tx.outputs.length;
+  let size = varintSize(n);
+  for (const out of tx.outputs) size += 8 + varintSize(out.script.length) + out.script.length;
+  const lastIn = tx.inputs[tx.inputs.length - 1]?.script;
+  const lastOut = tx.outputs[n - 1]?.script;
+  if (lastIn && lastOut && lastIn.buffer === tx.raw.buffer && lastOut.buffer === tx.raw.buffer) {
+    // From just after the last input's sequence to the end of the last output's script; longer than `size` if not canonical.
+    const start = lastIn.byteOffset - tx.raw.byteOffset + lastIn.length + 4;
+    const end = lastOut.byteOffset - tx.raw.byteOffset + lastOut.length;
+    if (end - start === size) return tx.raw.subarray(start, end);
+  }
+  const b = Buffer.allocUnsafe(size);
+  let at = writeVarint(b, 0, n);
   for (const out of tx.outputs) {
-    const v = Buffer.alloc(8);
-    v.writeBigUInt64LE(out.value);
-    parts.push(v, varintBytes(out.script.length), out.script);
+    at = b.writeBigUInt64LE(out.value, at);
+    at = writeVarint(b, at, out.script.length);
+    at += out.script.copy(b, at);
   }
-  parts.push(u32(tx.lockTime), u32(1));
-  return toDisplayHex(sha256dParts(parts));
+  return b;
 }
 
 export { varintBytes };

@@ -20,7 +20,7 @@
 import { AUXPOW_VERSION_FLAG, parseBlock, parseBlockHead, type AuxPow, type Block, type BlockHeader } from './block.js';
 import { ParseError } from './errors.js';
 import { sha256d, toDisplayHex } from './hash.js';
-import { computeMerkleRoot, foldBranch } from './merkle.js';
+import { computeMerkleRoot, foldBranch, txMerkleRoot } from './merkle.js';
 import { CONSENSUS, type Consensus, type Network } from './networks.js';
 import { isCoinbase, isCoinbaseInput, type Tx } from './tx.js';
 import { decodeCompact } from './work.js';
@@ -258,7 +258,7 @@ export function checkBlockBody(block: Block, net: Network, height?: number): Inv
     // Core refuses to deserialize a witness flag with only empty witnesses.
     if (txs[i]!.hasWitness && !hasWitnessData(txs[i]!)) return { kind: 'malformed', detail: `tx ${i} (${txs[i]!.txid}) has a witness flag but no witness data` };
   }
-  const { root, mutated } = computeMerkleRoot(txs.map((t) => t.hash));
+  const { root, mutated } = txMerkleRoot(txs);
   if (!root.equals(block.header.merkleRoot)) {
     return { kind: 'bad-txnmrklroot', detail: `the merkle root of the ${txs.length} txids is ${toDisplayHex(root)}, the header says ${toDisplayHex(block.header.merkleRoot)}` };
   }

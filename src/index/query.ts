@@ -1,6 +1,5 @@
 import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
-import { merkleBranch } from '../chain/merkle.js';
 import { blockSubsidy, type Network } from '../chain/networks.js';
 import { parseTx, type Tx } from '../chain/tx.js';
 import type { BlocksSpill } from './blocks-spill.js';
@@ -10,7 +9,9 @@ import {
   addrOutValue,
   nameOpKey,
   nameOpValue,
-  outPointKey,
+  offChainValue,
+  outputKey,
+  outputRange,
   prefixEnd,
   spenderValue,
   txLocationValue,
@@ -19,7 +20,7 @@ import {
   type TxLocation,
 } from './rows.js';
 import { emptyCounters, type ChainCounters, type Counters } from './stats.js';
-import type { HeightRecord, OffChainRecord, Store } from './store.js';
+import { heightRecordAt, type HeightRecord, type OffChainRecord, type Store } from './store.js';
 
 /** The main-chain input that spends an output (`next_in`): txid in display hex. */
 export interface Spender {
@@ -55,6 +56,11 @@ export interface NameOp {
   mrklBranch: (string | null)[];
 }
 
+const spender = (v: Buffer): Spender => {
+  const s = spenderValue.decode(v);
+  return { hash: toDisplayHex(s.txHash), n: s.vin };
+};
+
 /**
  * The queries renderers need, over the index and the block spill. Everything here answers in
  * typed objects; the row bytes stay in rows.ts.
@@ -67,31 +73,60 @@ export class ChainIndex {
   ) {}
 
   heightRecord(height: number): HeightRecord | undefined {
-    return this.store.heights.get(height);
+    return heightRecordAt(this.store, height);
   }
 
   hashAt(height: number): string | undefined {
-    return this.store.heights.get(height)?.hash;
+    return this.heightRecord(height)?.hash;
   }
 
   blockAt(height: number): IndexedBlock {
-    const rec = this.store.heights.get(height);
+    const rec = this.heightRecord(height);
     if (!rec) throw new Error(`index: no block at height ${height}`);
     return { block: parseBlock(this.spill.read(rec), { auxpow: this.net.auxpow }), hash: rec.hash, height, time: rec.time };
   }
 
-  /** Spenders of a transaction's outputs, by output index. */
-  spendersOf(txHash: Buffer, outputs: number): (Spender | undefined)[] {
-    const res: (Spender | undefined)[] = new Array(outputs);
-    for (let i = 0; i < outputs; i++) res[i] = this.spenderOf(txHash, i);
+  /**
+   * Spenders of the outputs of every tx of the main-chain block at `height`, by tx index and
+   * output index: one sequential range of the spent table.
+   */
+  spendersInBlock(height: number, txs: readonly Tx[]): (Spender | undefined)[][] {
+    const res = txs.map((tx) => new Array<Spender | undefined>(tx.outputs.length));
+    for (const { key, value } of this.store.spent.getRange(outputRange(height))) {
+      const p = outputKey.decode(key);
+      const row = res[p.txIndex];
+      if (row && p.vout < row.length) row[p.vout] = spender(value);
+    }
+    // A coinbase whose txid a later coinbase repeated (BIP30): its spends are recorded at the later one.
+    const cb = txs[0];
+    const loc = cb && this.txLocation(cb.hash);
+    if (loc && loc.height !== height) res[0] = this.spendersAt(loc, cb.outputs.length);
     return res;
   }
 
-  spenderOf(txHash: Buffer, vout: number): Spender | undefined {
-    const v = this.store.spent.get(outPointKey.encode({ txHash, vout }));
-    if (!v) return undefined;
-    const s = spenderValue.decode(v);
-    return { hash: toDisplayHex(s.txHash), n: s.vin };
+  /** Spenders of a main-chain transaction's outputs, by output index (none for a tx outside the main chain). */
+  spendersOf(txHash: Buffer, outputs: number): (Spender | undefined)[] {
+    const loc = this.txLocation(txHash);
+    return loc ? this.spendersAt(loc, outputs) : new Array<Spender | undefined>(outputs);
+  }
+
+  private spendersAt(loc: TxLocation, outputs: number): (Spender | undefined)[] {
+    const res = new Array<Spender | undefined>(outputs);
+    for (const { key, value } of this.store.spent.getRange(outputRange(loc.height, loc.index))) {
+      const vout = outputKey.decode(key).vout;
+      if (vout < outputs) res[vout] = spender(value);
+    }
+    return res;
+  }
+
+  /** The spender of output `vout` of the tx `txHash` at chain position `p` (`next_in`). */
+  private spenderAt(txHash: Buffer, p: ChainPosition): Spender | undefined {
+    if (p.txIndex === 0) {
+      const loc = this.txLocation(txHash); // a coinbase repeated later (BIP30): see spendersInBlock
+      if (loc && loc.height !== p.height) p = { height: loc.height, txIndex: loc.index, vout: p.vout };
+    }
+    const v = this.store.spent.get(outputKey.encode(p));
+    return v ? spender(v) : undefined;
   }
 
   txLocation(txHash: Buffer): TxLocation | undefined {
@@ -103,9 +138,13 @@ export class ChainIndex {
   findTx(txHash: Buffer): { loc: TxLocation; tx: Tx; block: HeightRecord } | undefined {
     const loc = this.txLocation(txHash);
     if (!loc) return undefined;
-    const block = this.store.heights.get(loc.height);
+    const block = this.heightRecord(loc.height);
     if (!block) return undefined;
-    return { loc, tx: parseTx(this.spill.read({ offset: block.offset + loc.offset, length: loc.length })), block };
+    return { loc, tx: parseTx(this.txBytes(block, loc), txHash), block };
+  }
+
+  private txBytes(block: HeightRecord, loc: TxLocation): Buffer {
+    return this.spill.read({ offset: block.offset + loc.offset, length: loc.length });
   }
 
   /** Outputs paid to `address`, in chain order. */
@@ -114,7 +153,7 @@ export class ChainIndex {
     for (const { key, value } of this.store.addrOuts.getRange({ start: prefix, end: prefixEnd(prefix) })) {
       const { height, txIndex, vout } = addrOutKey.decode(key);
       const row = addrOutValue.decode(value);
-      yield { height, txIndex, vout, txid: toDisplayHex(row.txHash), value: row.value, spender: this.spenderOf(row.txHash, vout) };
+      yield { height, txIndex, vout, txid: toDisplayHex(row.txHash), value: row.value, spender: this.spenderAt(row.txHash, { height, txIndex, vout }) };
     }
   }
 
@@ -142,43 +181,38 @@ export class ChainIndex {
   }
 
   /**
-   * Every name operation sorted by name, then chain position. `rawtx` and `mrkl_branch` are
-   * computed from the block in the spill (the blocks of the last few heights are kept).
+   * Every name operation sorted by name, then chain position. `rawtx` is read from the block
+   * spill, `mrkl_branch` comes with the row (computed once per block when it was indexed).
    */
   *nameOps(): Generator<NameOp> {
-    const blocks = new Map<number, IndexedBlock & { hashes: Buffer[] }>();
     for (const { key, value } of this.store.names.getRange()) {
       const k = nameOpKey.decode(key);
       const row = nameOpValue.decode(value);
       // Copied before any other read: LMDB may reuse the buffers of a range.
-      const op = { name: Buffer.from(k.name), value: Buffer.from(row.value), txid: toDisplayHex(row.txHash), address: row.address };
-      let b = blocks.get(k.height);
-      if (!b) {
-        const ib = this.blockAt(k.height);
-        b = { ...ib, hashes: ib.block.txs.map((t) => t.hash) };
-        if (blocks.size >= 64) blocks.delete(blocks.keys().next().value!);
-        blocks.set(k.height, b);
-      }
-      yield {
-        ...op,
-        height: k.height,
-        block: b.hash,
-        txIndex: k.txIndex,
-        rawtx: b.block.txs[k.txIndex]!.raw.toString('hex'),
-        mrklBranch: merkleBranch(b.hashes, k.txIndex),
+      const op = {
+        name: Buffer.from(k.name),
+        value: Buffer.from(row.value),
+        txid: toDisplayHex(row.txHash),
+        address: row.address,
+        mrklBranch: row.branch ? row.branch.map(toDisplayHex) : [null],
       };
+      const txHash = Buffer.from(row.txHash);
+      const block = this.heightRecord(k.height);
+      const loc = this.txLocation(txHash);
+      if (!block || !loc) throw new Error(`index: name operation in tx ${op.txid} at height ${k.height} has no indexed block or tx`);
+      yield { ...op, height: k.height, block: block.hash, txIndex: k.txIndex, rawtx: this.txBytes(block, loc).toString('hex') };
     }
   }
 
   /** Side and orphan blocks, by hash. */
   *offChainBlocks(): Generator<{ hash: string; rec: OffChainRecord }> {
-    for (const { key, value } of this.store.offchain.getRange()) yield { hash: key, rec: value };
+    for (const { key, value } of this.store.offchain.getRange()) yield { hash: key, rec: offChainValue.decode(Buffer.from(value)) };
   }
 
   /** stats.json's figures at `height` from the running totals. */
   chainCounters(height: number, totals: Counters, side: number, orphan: number, namecoin: boolean): ChainCounters {
     const c = emptyCounters(namecoin);
-    const tip = this.store.heights.get(height)!;
+    const tip = this.heightRecord(height)!;
     let coins = 0n;
     for (let h = 0; h <= height; ) {
       // Subsidy is constant within a halving interval: add whole intervals at once.

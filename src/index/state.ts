@@ -1,25 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
-import { emptyDelta, type Counters } from './stats.js';
-import { openStore, STORE_FORMAT, type Store } from './store.js';
+import { emptyDelta } from './stats.js';
+import { metaValue, type IndexMeta } from './rows.js';
+import { heightRecordAt, openStore, STORE_FORMAT, type Store } from './store.js';
 
-/** What the index remembers about the snapshot it was last published with. */
-export interface IndexMeta {
-  format: number;
-  network: string;
-  genesis: string;
-  /** Build options that change file contents; another value means a full build. */
-  options: string;
-  /** Height of the indexed tip (-1: empty). */
-  tip: number;
-  /** sha256 of the published `_manifest.json`, or 'dirty' while a build is changing the index. */
-  generation: string;
-  totals: Counters;
-  capped: string[];
-  offchain: string[];
-  duplicates: { txid: string; height: number }[];
-}
+export type { IndexMeta };
 
 export function emptyMeta(net: Network, options: string): IndexMeta {
   return {
@@ -36,12 +22,16 @@ export function emptyMeta(net: Network, options: string): IndexMeta {
   };
 }
 
-export function readMeta(store: Store): IndexMeta | undefined {
-  return store.meta.get('meta') as IndexMeta | undefined;
+/** The stored meta row: its format, and the meta itself when the format is this version's. */
+export function readMeta(store: Store): { format: number; meta: IndexMeta | undefined } | undefined {
+  const v = store.meta.get('meta');
+  if (!v) return undefined;
+  const format = metaValue.formatOf(v);
+  return { format, meta: format === STORE_FORMAT ? metaValue.decode(v) : undefined };
 }
 
 export function saveMeta(store: Store, meta: IndexMeta): void {
-  store.meta.putSync('meta', meta);
+  store.meta.putSync('meta', metaValue.encode(meta));
 }
 
 export function manifestHash(path: string): string | undefined {
@@ -50,9 +40,10 @@ export function manifestHash(path: string): string | undefined {
 }
 
 /** Why the index cannot extend the published tree (undefined: it can). */
-export function reuseProblem(meta: IndexMeta | undefined, manifestPath: string, net: Network, options: string): string | undefined {
-  if (!meta) return 'no index yet';
-  if (meta.format !== STORE_FORMAT) return `index format ${meta.format}, this version uses ${STORE_FORMAT}`;
+export function reuseProblem(stored: ReturnType<typeof readMeta>, manifestPath: string, net: Network, options: string): string | undefined {
+  if (!stored) return 'no index yet';
+  const meta = stored.meta;
+  if (!meta) return `index format ${stored.format || 'older than 5'}, this version uses ${STORE_FORMAT}`;
   if (meta.network !== net.name || meta.genesis !== net.genesis) return `index is for ${meta.network}, not ${net.name}`;
   if (meta.options !== options) return 'build options changed';
   if (meta.generation === 'dirty') return 'the previous build did not finish';
@@ -73,9 +64,10 @@ export async function openIndex(
   how: { full: boolean; manifestPath: string; genesisOfSource: () => Promise<string>; clear: () => void; note: (line: string) => void },
 ): Promise<{ store: Store; meta: IndexMeta; fullReason: string | undefined }> {
   let store = openStore(stateDir);
-  let meta = readMeta(store);
-  let fullReason = how.full ? 'asked for a full build' : reuseProblem(meta, how.manifestPath, net, options);
-  if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== store.heights.get(0)?.hash) fullReason = 'the source is another chain';
+  const stored = readMeta(store);
+  let meta = stored?.meta;
+  let fullReason = how.full ? 'asked for a full build' : reuseProblem(stored, how.manifestPath, net, options);
+  if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== heightRecordAt(store, 0)?.hash) fullReason = 'the source is another chain';
   if (fullReason || !meta) {
     if (fullReason && existsSync(how.manifestPath)) how.note(`full build: ${fullReason}`);
     await store.close();

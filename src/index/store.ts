@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Counters } from './stats.js';
+import { heightValue, type HeightRecord, type OffChainRecord } from './rows.js';
+
+export type { HeightRecord, OffChainRecord };
 
 /** Bumped whenever the layout below changes: an index of another format means a full build. */
-export const STORE_FORMAT = 4;
+export const STORE_FORMAT = 5;
 
 /**
  * The persistent index (LMDB) beside the output: everything that needs
@@ -14,35 +16,17 @@ export const STORE_FORMAT = 4;
  */
 export interface Store {
   root: RootDatabase;
-  meta: Database<unknown, string>;
-  heights: Database<HeightRecord, number>;
+  meta: Database<Buffer, string>;
+  heights: Database<Buffer, number>;
   spent: Database<Buffer, Buffer>;
-  p2sh: Database<Buffer, Buffer>;
   coinbases: Database<Buffer, Buffer>;
   txloc: Database<Buffer, Buffer>;
   addrOuts: Database<Buffer, Buffer>;
   addrCount: Database<Buffer, string>;
   names: Database<Buffer, Buffer>;
-  offchain: Database<OffChainRecord, string>;
+  offchain: Database<Buffer, string>;
   files: Database<Buffer, string>;
   close(): Promise<void>;
-}
-
-export interface HeightRecord {
-  hash: string;
-  offset: number;
-  length: number;
-  time: number;
-  /** Cumulative chain work up to this block, decimal digits. */
-  work: string;
-  /** The figures this block adds, so a rollback can subtract exactly them. */
-  delta: Counters;
-}
-
-export interface OffChainRecord {
-  kind: 'side' | 'orphan';
-  height: number | null;
-  raw: Buffer;
 }
 
 export function openStore(dir: string): Store {
@@ -52,16 +36,15 @@ export function openStore(dir: string): Store {
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
     root,
-    meta: root.openDB<unknown, string>('meta', {}),
-    heights: root.openDB<HeightRecord, number>('heights', { keyEncoding: 'uint32' }),
+    meta: root.openDB<Buffer, string>('meta', { encoding: 'binary' }),
+    heights: root.openDB<Buffer, number>('heights', { keyEncoding: 'uint32', encoding: 'binary' }),
     spent: root.openDB<Buffer, Buffer>('spent', binary),
-    p2sh: root.openDB<Buffer, Buffer>('p2sh', binary),
     coinbases: root.openDB<Buffer, Buffer>('coinbases', binary),
     txloc: root.openDB<Buffer, Buffer>('txloc', binary),
     addrOuts: root.openDB<Buffer, Buffer>('addrOuts', binary),
     addrCount: root.openDB<Buffer, string>('addrCount', { encoding: 'binary' }),
     names: root.openDB<Buffer, Buffer>('names', binary),
-    offchain: root.openDB<OffChainRecord, string>('offchain', { encoding: 'msgpack' }),
+    offchain: root.openDB<Buffer, string>('offchain', { encoding: 'binary' }),
     files: root.openDB<Buffer, string>('files', { encoding: 'binary' }),
     close: () => root.close(),
   };
@@ -70,4 +53,10 @@ export function openStore(dir: string): Store {
 /** True for an error thrown by LMDB (its errno is a number; Node's are strings). */
 export function isStoreError(e: unknown): boolean {
   return typeof (e as { code?: unknown })?.code === 'number' || /[\\/]lmdb[\\/]/.test(String((e as Error)?.stack ?? ''));
+}
+
+/** The record of main-chain block `height`, if indexed. */
+export function heightRecordAt(store: Store, height: number): HeightRecord | undefined {
+  const v = store.heights.get(height);
+  return v ? heightValue.decode(v) : undefined;
 }

@@ -5,10 +5,18 @@ import { isCoinbaseInput, type Tx } from '../chain/tx.js';
 import { isNamecoin } from '../chain/networks.js';
 import { blockWork } from '../chain/work.js';
 import type { ValidatedSource } from '../source/validated.js';
-import { applyBlock, undoBlock, type BlockEffects, type PrevoutResolver } from './indexer.js';
+import { applyBlocks, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
 import type { ChainIndex } from './query.js';
 import type { IndexMeta } from './state.js';
+import { offChainValue } from './rows.js';
 import { addDelta } from './stats.js';
+
+/**
+ * Bytes of blocks applied in one LMDB transaction during the scan: small blocks share a commit
+ * (and the pages they all touch are copied once); a larger batch holds more parsed blocks alive
+ * (more GC) and makes the LMDB file grow by the pages one transaction dirties.
+ */
+const BATCH_BYTES = 1 << 20;
 
 /** Documents that change in this run (incremental builds only; a full build renders everything). */
 export interface Changes {
@@ -120,25 +128,42 @@ export async function syncIndex(
   let scanned = 0;
   let work = fork >= 0 ? BigInt(index.heightRecord(fork)!.work) : 0n;
   let prevHash = fork >= 0 ? index.hashAt(fork) : undefined;
+  // Blocks are applied in batches, one LMDB transaction each: fewer commits, and the pages a
+  // batch touches more than once are written once (see BATCH_BYTES).
+  let batch: BlockToApply[] = [];
+  let batchBytes = 0;
+  const applyBatch = () => {
+    const effects = applyBlocks(store, net, namecoin, batch, resolve);
+    batch.forEach(({ height, record }, i) => {
+      const fx = effects[i]!;
+      addDelta(meta.totals, fx.delta, 1);
+      recordEffects(changes, fx);
+      changes?.heights.add(height);
+      changes?.appliedBlocks.add(record.hash);
+      if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height });
+      meta.tip = height;
+    });
+    batch = [];
+    batchBytes = 0;
+  };
+  let expect = fork + 1;
   for await (const sb of source.mainChain(height, fork + 1)) {
-    if (sb.height !== meta.tip + 1) throw new Error(`${source.description} delivered height ${sb.height}, expected ${meta.tip + 1}`);
+    if (sb.height !== expect) throw new Error(`${source.description} delivered height ${sb.height}, expected ${expect}`);
     const block: Block = sb.block!; // parsed and validated by the wrapper
     if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
       throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
     }
     const at = spill.append(sb.raw);
     work += blockWork(block.header.bits);
-    const fx = applyBlock(store, net, namecoin, block, { hash: sb.hash, ...at, time: block.header.time, work: work.toString() }, sb.height, resolve);
-    addDelta(meta.totals, fx.delta, 1);
-    recordEffects(changes, fx);
-    changes?.heights.add(sb.height);
-    changes?.appliedBlocks.add(sb.hash);
-    if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height: sb.height });
-    meta.tip = sb.height;
+    batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() } });
+    batchBytes += sb.raw.length;
+    if (batchBytes >= BATCH_BYTES) applyBatch();
+    expect++;
     prevHash = sb.hash;
     scanned += scanWork.unit === 'bytes' ? sb.raw.length : scanWork.unit === 'txs' ? block.txs.length : 1;
     progress.update(scanned, scanWork.total, scanWork.unit);
   }
+  if (batch.length > 0) applyBatch();
   if (meta.tip !== height && source.stoppedAt) {
     if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
     height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
@@ -150,7 +175,7 @@ export async function syncIndex(
   let orphan = 0;
   store.offchain.clearSync();
   for await (const ob of source.offChain(height)) {
-    await store.offchain.put(ob.hash, { kind: ob.kind, height: ob.height ?? null, raw: ob.raw });
+    await store.offchain.put(ob.hash, offChainValue.encode({ kind: ob.kind, height: ob.height ?? null, raw: ob.raw }));
     if (ob.kind === 'side') side++;
     else orphan++;
   }

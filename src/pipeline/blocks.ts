@@ -41,7 +41,7 @@ function txFiles(sink: Pick<HeightSink, 'file'>, txid: string, text: Buffer, raw
 export function renderHeight(index: ChainIndex, height: number, tip: number, pretty: boolean, onlyTxs: readonly number[] | undefined, sink: HeightSink): number {
   const { block, hash, time } = index.blockAt(height);
   const placement = { block: hash, height, time };
-  const spenders = block.txs.map((tx) => index.spendersOf(tx.hash, tx.outputs.length));
+  const spenders = index.spendersInBlock(height, block.txs);
   const only = onlyTxs && new Set(onlyTxs);
   block.txs.forEach((tx, ti) => {
     if (only && !only.has(ti)) return;

@@ -1,0 +1,136 @@
+// The index as the scan leaves it, checked against the chain itself (not against the code
+// that wrote it): every spend found at the spent output's position, P2SH outputs, name
+// operations' merkle branches; and an index of an older format means a full build.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBlock } from '../src/chain/block.js';
+import { toDisplayHex } from '../src/chain/hash.js';
+import { branchFromLevels, computeMerkleRoot, foldBranch, merkleLevels } from '../src/chain/merkle.js';
+import { NETWORKS } from '../src/chain/networks.js';
+import { classifyScript } from '../src/chain/script.js';
+import { isCoinbaseInput } from '../src/chain/tx.js';
+import { BlocksSpill } from '../src/index/blocks-spill.js';
+import { ChainIndex } from '../src/index/query.js';
+import { metaValue } from '../src/index/rows.js';
+import { openIndex } from '../src/index/state.js';
+import { STORE_FORMAT } from '../src/index/store.js';
+import { syncIndex } from '../src/index/sync.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { memorySource } from '../src/source/memory.js';
+import { validatedSource } from '../src/source/validated.js';
+import { scenario } from './chains.js';
+
+const NET = NETWORKS['namecoin-regtest'];
+const sc = scenario(61, { reorg: false });
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'snapshot-index-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('the scan index', () => {
+  let index: ChainIndex;
+  const blocks = sc.after.filter((b) => b.kind === 'main').map((b) => parseBlock(b.raw, { auxpow: NET.auxpow }));
+  beforeAll(async () => {
+    const state = join(root, 'state');
+    const { store, meta } = await openIndex(state, NET, 'test', { full: true, manifestPath: join(root, 'none'), genesisOfSource: async () => NET.genesis, clear: () => {}, note: () => {} });
+    index = new ChainIndex(store, new BlocksSpill(join(state, 'blocks.spill')), NET);
+    await syncIndex(validatedSource(memorySource(NET, sc.after)), index, meta, -1, sc.n, true, { begin() {}, update() {} });
+  });
+  afterAll(async () => {
+    index.spill.close();
+    await index.store.close();
+  });
+
+  it('every input of the chain is the spender of the output it spends, read as one range per block; nothing else is spent', () => {
+    const where = new Map<string, [number, number]>();
+    blocks.forEach((b, h) => b.txs.forEach((tx, i) => where.set(tx.txid, [h, i])));
+    const expected = blocks.map((b) => b.txs.map((tx) => new Array<unknown>(tx.outputs.length).fill(undefined)));
+    let inputs = 0;
+    for (const b of blocks) {
+      for (const tx of b.txs) {
+        tx.inputs.forEach((input, n) => {
+          if (isCoinbaseInput(input)) return;
+          const [h, i] = where.get(toDisplayHex(input.prevHash))!;
+          expected[h]![i]![input.prevIndex] = { hash: tx.txid, n };
+          inputs++;
+        });
+      }
+    }
+    expect(inputs).toBeGreaterThan(50);
+    blocks.forEach((b, h) => {
+      const got = index.spendersInBlock(h, b.txs);
+      expect(got).toEqual(expected[h]);
+      b.txs.forEach((tx, i) => expect(index.spendersOf(tx.hash, tx.outputs.length)).toEqual(expected[h]![i]));
+    });
+  });
+
+  it('tx locations hold the byte range in the block and the P2SH outputs', () => {
+    let p2sh = 0;
+    blocks.forEach((b, h) =>
+      b.txs.forEach((tx, i) => {
+        const loc = index.txLocation(tx.hash)!;
+        expect([loc.height, loc.index, loc.length]).toEqual([h, i, tx.raw.length]);
+        expect(b.raw.subarray(loc.offset, loc.offset + loc.length).equals(tx.raw)).toBe(true);
+        const want = tx.outputs.flatMap((o, v) => (classifyScript(o.script, true) === 'script_hash' ? [v] : []));
+        expect(loc.p2sh).toEqual(want);
+        p2sh += want.length;
+      }),
+    );
+    expect(p2sh).toBeGreaterThan(0);
+  });
+
+  it("name operations carry their tx's merkle branch, which folds up to the block's merkle root", () => {
+    const ops = [...index.nameOps()];
+    expect(ops.length).toBeGreaterThan(3);
+    for (const op of ops) {
+      const b = blocks[op.height]!;
+      expect(op.rawtx).toBe(b.txs[op.txIndex]!.raw.toString('hex'));
+      const branch = op.mrklBranch.map((h) => Buffer.from(h!, 'hex').reverse());
+      expect(foldBranch(b.txs[op.txIndex]!.hash, branch, op.txIndex).equals(b.header.merkleRoot)).toBe(true);
+    }
+  });
+});
+
+describe('merkle levels (one tree per block, every branch from it)', () => {
+  const leaves = (n: number) => Array.from({ length: n }, (_, i) => Buffer.alloc(32, i + 1));
+  it.each([1, 2, 3, 4, 5, 7, 8, 9, 16, 17])('%i leaves: each branch folds to the root', (n) => {
+    const hashes = leaves(n);
+    const levels = merkleLevels(hashes)!;
+    const { root: merkleRoot } = computeMerkleRoot(hashes);
+    expect(levels[levels.length - 1]).toEqual([merkleRoot]);
+    for (let i = 0; i < n; i++) expect(foldBranch(hashes[i]!, branchFromLevels(levels, i), i).equals(merkleRoot)).toBe(true);
+  });
+  it('txids that are not unique have no tree (the original answers [null])', () => {
+    expect(merkleLevels([...leaves(3), Buffer.alloc(32, 1)])).toBeUndefined();
+  });
+});
+
+describe('an index of another format', () => {
+  const build = (out: string, height: number) => buildSnapshot({ source: memorySource(NET, sc.after), outDir: out, height, hosts: ['netlify'] });
+  const reopen = (out: string) => open({ path: join(`${out}.state`, 'lmdb'), maxDbs: 16 });
+
+  it('an older (msgpack) meta row or another format number means a full build, said in the report', async () => {
+    const out = join(root, 'old');
+    await build(out, sc.n - 2);
+    // Format 4 stored meta as msgpack under the same key.
+    let env = reopen(out);
+    const old = env.openDB<unknown, string>('meta', {});
+    await old.put('meta', { format: 4, network: NET.name, genesis: NET.genesis, tip: sc.n - 2, generation: 'x' });
+    await env.close();
+    const r1 = await build(out, sc.n);
+    expect(r1.mode).toBe('full');
+    expect(r1.fullReason).toBe(`index format older than 5, this version uses ${STORE_FORMAT}`);
+
+    env = reopen(out);
+    const meta = env.openDB<Buffer, string>('meta', { encoding: 'binary' });
+    const m = metaValue.decode(meta.get('meta')!);
+    await meta.put('meta', metaValue.encode({ ...m, format: STORE_FORMAT + 1 }));
+    await env.close();
+    const r2 = await build(out, sc.n);
+    expect(r2.fullReason).toBe(`index format ${STORE_FORMAT + 1}, this version uses ${STORE_FORMAT}`);
+  });
+});
