@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Network } from '../chain/networks.js';
 import { emptyDelta } from './stats.js';
@@ -36,7 +36,16 @@ export function saveMeta(store: Store, meta: IndexMeta): void {
 
 export function manifestHash(path: string): string | undefined {
   if (!existsSync(path)) return undefined;
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  // Read in chunks: a mainnet manifest is larger than one Buffer may be (2 GiB).
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) hash.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 /** Why the index cannot extend the published tree (undefined: it can). */
