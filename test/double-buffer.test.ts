@@ -1,12 +1,10 @@
 // Incremental cost proportional to the change (issue 14): the release an incremental build
 // replaces is kept as the spare and, one run later, brought up to date at the cost of the paths
 // the last run changed and staged into; the manifest is merged from the published one.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
@@ -15,9 +13,8 @@ import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { scenario } from './chains.js';
-import { manifestMismatches } from './helpers.js';
+import { killIncrementalChildAt, manifestMismatches } from './helpers.js';
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'incremental-child.ts');
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const; // nginx.conf names the tree's path: left out
 const SEED = 62;
@@ -76,22 +73,6 @@ async function expectH3(o: string, manifests: Record<number, string>): Promise<v
   expect((await verifySnapshot(o)).ok).toBe(true);
 }
 
-/** Runs incremental-child.ts until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there. */
-function killAt(outDir: string, height: number, point: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, String(SEED), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
-    });
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      signal === 'SIGKILL' && out.includes(`paused ${point}\n`) ? resolve() : reject(new Error(`child was not killed at ${point} (exit ${code}): ${out}`)),
-    );
-  });
-}
 
 // Each case makes two to three small builds (and a child build): generous limits for a loaded machine.
 describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
@@ -154,7 +135,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
 
   it('killed while bringing the spare up to date: out is the older snapshot and verifies; the next run equals a full build', async () => {
     const o = await prepared('killed');
-    await killAt(o, H3, 'staging@half');
+    await killIncrementalChildAt(o, SEED, H3, 'staging@half');
     expect(manifestOf(o)).toBe(manifests[H2]);
     expect(manifestMismatches(o)).toEqual([]);
     // The spare's record went before the spare was touched: nothing marks the half-refreshed dir as a spare.
@@ -170,7 +151,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
 
   it('killed right after the swap (the spare record written, the index not yet saved): out is the new snapshot; the next run is full and keeps no spare', async () => {
     const o = await prepared('swapped');
-    await killAt(o, H3, 'swapped');
+    await killIncrementalChildAt(o, SEED, H3, 'swapped');
     expect(manifestOf(o)).toBe(manifests[H3]);
     expect(manifestMismatches(o)).toEqual([]);
     expect(readdirSync(`${o}.releases`).filter((e) => e.endsWith('.spare'))).toHaveLength(1);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -74,4 +75,28 @@ export async function freePort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise((r) => s.close(r));
   return port;
+}
+
+const INCREMENTAL_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'incremental-child.ts');
+
+/**
+ * Runs fixtures/incremental-child.ts (a build of the scenario chain `seed` up to `height` into
+ * `outDir`) until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there.
+ */
+export function killIncrementalChildAt(outDir: string, seed: number, height: number, point: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', INCREMENTAL_CHILD, outDir, String(seed), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL' && out.includes(`paused ${point}\n`)) resolve();
+      else reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`));
+    });
+  });
 }

@@ -1,39 +1,18 @@
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import { scenario } from './chains.js';
-import { manifestMismatches } from './helpers.js';
+import { killIncrementalChildAt, manifestMismatches } from './helpers.js';
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'incremental-child.ts');
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const;
 const SEED = 61;
 
-/** Runs the child build until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there. */
-function killAt(outDir: string, height: number, point: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, String(SEED), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL' && out.includes(`paused ${point}\n`)) resolve();
-      else reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`));
-    });
-  });
-}
 
 function manifestOf(dir: string): string {
   return readFileSync(join(dir, MANIFEST_PATH), 'utf8');
@@ -71,7 +50,7 @@ describe('SIGKILL during incremental builds (with a reorg)', () => {
       const dir = join(root, `k-${point.replace(/\W/g, '-')}`);
       cpSync(base, dir, { recursive: true, verbatimSymlinks: true });
       const out = join(dir, 'out');
-      await killAt(out, sc.n, point);
+      await killIncrementalChildAt(out, SEED, sc.n, point);
       expect(manifestOf(out)).toBe(which === 'old' ? oldManifest : newManifest);
       expect(manifestMismatches(out)).toEqual([]);
       const r = await buildSnapshot({ source: memorySource(NET, sc.after), outDir: out, height: sc.n, hosts: HOSTS });
