@@ -7,6 +7,7 @@ import { startWorker } from '../publish/worker-start.js';
 import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 import { ThreadGate } from '../publish/thread-gate.js';
+import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './blocks.js';
 
 interface Thread {
   worker: Worker;
@@ -33,6 +34,8 @@ export class RenderPool {
   private readonly gate = new ThreadGate();
   private ending = false;
   private skipped: [number, number][] = [];
+  /** How the block documents were made so far. */
+  readonly blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
   private inline: Renderer | undefined;
   private inlineStage = false;
   private inlineTexts = false;
@@ -94,6 +97,7 @@ export class RenderPool {
       if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
       this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
       if (m.texts) this.texts.addEntries(file, m.texts);
+      BLOCK_DOCUMENT_KINDS.forEach((kind, i) => (this.blockDocuments[kind] += m.blockDocuments?.[i] ?? 0));
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
       return this.gate.fail(e as Error);

@@ -5,6 +5,8 @@
  * paths, sizes, sha256 and write status, which the main thread records in the manifest. The
  * tx texts it renders go to its own scratch file for the address documents (tx-text-store.ts).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getNetwork } from '../chain/networks.js';
 import { addressPath } from '../contract/layout.js';
@@ -13,7 +15,7 @@ import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
 import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
 import { addressDocument } from './address-document.js';
-import { renderHeight } from './blocks.js';
+import { BLOCK_DOCUMENT_KINDS, renderHeight } from './blocks.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
@@ -45,8 +47,20 @@ export interface RenderReply extends WorkerReply {
   /** Heights tasks: the tx texts appended, and the [height, txIndex] of the duplicate txids left out. */
   texts?: TxTextEntries;
   skipped?: number[];
+  /** Heights tasks: how their block documents were made (rendered, spliced, fallback). */
+  blockDocuments?: [number, number, number];
   /** Set when the failure was not writing a file (`path` then names what was being rendered). */
   rendering?: boolean;
+}
+
+/** A file's bytes, undefined when it does not exist. */
+function readIfThere(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
 }
 
 /**
@@ -97,6 +111,7 @@ export class Renderer {
       at.path = '';
     };
     const skipped: number[] = [];
+    const blockDocuments: [number, number, number] = [0, 0, 0];
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));
@@ -109,6 +124,8 @@ export class Renderer {
               appender.append(txid, text);
               return true;
             },
+            previous: (rel) => (d.mode === 'update' ? readIfThere(join(d.root, rel)) : undefined),
+            block: (kind) => void blockDocuments.splice(BLOCK_DOCUMENT_KINDS.indexOf(kind), 1, blockDocuments[BLOCK_DOCUMENT_KINDS.indexOf(kind)]! + 1),
           });
         });
       } else {
@@ -126,6 +143,7 @@ export class Renderer {
         bytes,
         texts: this.appender?.take(),
         skipped,
+        blockDocuments,
       };
       return [reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]];
     } catch (e) {

@@ -1,4 +1,5 @@
 import type { InvalidBlock } from '../source/validated.js';
+import type { BlockDocumentCounts } from './blocks.js';
 
 /** What a build did (the CLI prints it). */
 export interface BuildReport {
@@ -28,6 +29,8 @@ export interface BuildReport {
   requestedHeight: number | undefined;
   warnings: string[];
   stageSeconds: [string, number][];
+  /** How the main-chain block documents written were made (an older block gaining spends is spliced, not rendered). */
+  blockDocuments: BlockDocumentCounts;
   /** Render threads started (0: the render stages ran on the main thread, a small build). */
   renderThreads: number;
 }

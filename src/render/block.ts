@@ -41,12 +41,13 @@ export function blockObject(
   spenders: readonly (readonly (Spender | undefined)[])[],
   nextBlock: string | undefined,
   opts: TxRenderOptions = { extras: true },
+  txs: JsonValue[] = block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined, opts)),
 ): Record<string, JsonValue> {
   const obj: Record<string, JsonValue> = {
     ...headerFields(block.header),
     n_tx: block.txs.length,
     size: block.raw.length,
-    tx: block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined, opts)),
+    tx: txs,
     mrkl_tree: merkleTree(block.txs.map((t) => t.hash)),
   };
   if (block.auxpow) obj.aux_pow = auxPowObject(block.auxpow, net);
@@ -63,4 +64,17 @@ export function renderBlock(
   pretty = false,
 ): string {
   return toPlainJson(blockObject(block, net, spenders, nextBlock), pretty);
+}
+
+const EMPTY_TXS = '"tx":[]';
+
+/**
+ * The compact block document around its `tx` array: the text up to and including `"tx":[`,
+ * and from its closing `]` on. The header fields come first, so the first `"tx":[]` is the
+ * block's own (the AuxPoW parent block's empty one comes later).
+ */
+export function blockFrame(block: Block, net: Network, nextBlock: string | undefined): [string, string] {
+  const text = JSON.stringify(blockObject(block, net, [], nextBlock, { extras: true }, []));
+  const at = text.indexOf(EMPTY_TXS) + EMPTY_TXS.length - 1;
+  return [text.slice(0, at), text.slice(at)];
 }
