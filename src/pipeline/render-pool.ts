@@ -97,7 +97,7 @@ export class RenderPool {
       if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
       this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
       if (m.texts) this.texts.addEntries(file, m.texts);
-      BLOCK_DOCUMENT_KINDS.forEach((kind, i) => (this.blockDocuments[kind] += m.blockDocuments?.[i] ?? 0));
+      for (const kind of BLOCK_DOCUMENT_KINDS) this.blockDocuments[kind] += m.blockDocuments?.[kind] ?? 0;
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
       return this.gate.fail(e as Error);

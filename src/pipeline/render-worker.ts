@@ -15,7 +15,7 @@ import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
 import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
 import { addressDocument } from './address-document.js';
-import { BLOCK_DOCUMENT_KINDS, renderHeight } from './blocks.js';
+import { renderHeight, type BlockDocumentCounts } from './blocks.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
@@ -48,7 +48,7 @@ export interface RenderReply extends WorkerReply {
   texts?: TxTextEntries;
   skipped?: number[];
   /** Heights tasks: how their block documents were made (rendered, spliced, fallback). */
-  blockDocuments?: [number, number, number];
+  blockDocuments?: BlockDocumentCounts;
   /** Set when the failure was not writing a file (`path` then names what was being rendered). */
   rendering?: boolean;
 }
@@ -111,7 +111,7 @@ export class Renderer {
       at.path = '';
     };
     const skipped: number[] = [];
-    const blockDocuments: [number, number, number] = [0, 0, 0];
+    const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));
@@ -125,7 +125,7 @@ export class Renderer {
               return true;
             },
             previous: (rel) => (d.mode === 'update' ? readIfThere(join(d.root, rel)) : undefined),
-            block: (kind) => void blockDocuments.splice(BLOCK_DOCUMENT_KINDS.indexOf(kind), 1, blockDocuments[BLOCK_DOCUMENT_KINDS.indexOf(kind)]! + 1),
+            block: (kind) => void blockDocuments[kind]++,
           });
         });
       } else {
