@@ -37,7 +37,6 @@ describe('older block documents are spliced, not re-rendered', () => {
   it.each([
     { seed: 41, reorg: false, depth: undefined },
     { seed: 22, reorg: true, depth: 5 },
-    { seed: 23, reorg: true, depth: 10 },
   ])('seed $seed, reorg $reorg: the spliced tree equals a full build, and older blocks were spliced', async ({ seed, reorg, depth }) => {
     const sc = scenario(seed, { reorg, depth });
     const inc = join(root, `inc-${seed}`);
