@@ -6,6 +6,7 @@ import type { SiteWriter } from '../publish/writer.js';
 import { startWorker } from '../publish/worker-start.js';
 import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
+import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { ThreadGate } from '../publish/thread-gate.js';
 
 interface Thread {
@@ -28,6 +29,10 @@ interface Thread {
  */
 export class RenderPool {
   readonly texts: TxTextStore;
+  /** An incremental build's changed txs, sent with the texts before the first addresses task (address-document.ts). */
+  changedTxs: ChangedTxs | undefined;
+  /** What the address documents reused from their previous versions (incremental builds). */
+  readonly addressReuse: AddressReuseCounts = noReuse();
   private threads: Thread[] | undefined;
   private nextId = 0;
   private readonly gate = new ThreadGate();
@@ -94,6 +99,7 @@ export class RenderPool {
       if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
       this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
       if (m.texts) this.texts.addEntries(file, m.texts);
+      if (m.reuse) for (const k of Object.keys(m.reuse) as (keyof AddressReuseCounts)[]) this.addressReuse[k] += m.reuse[k];
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
       return this.gate.fail(e as Error);
@@ -116,7 +122,7 @@ export class RenderPool {
       const file = MAX_TEXT_FILES - 1;
       this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file) });
       if (task.kind === 'addresses' && !this.inlineTexts) {
-        this.inline.run(-1, { kind: 'texts', table: this.texts.table() });
+        this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
         this.inlineTexts = true;
       }
       this.record(file, this.inline.run(-1, task)![0], onDone);
@@ -128,7 +134,7 @@ export class RenderPool {
       await this.drain();
       const table = this.texts.table();
       for (const t of threads) {
-        t.worker.postMessage({ id: -1, task: { kind: 'texts', table } });
+        t.worker.postMessage({ id: -1, task: { kind: 'texts', table, changed: this.changedTxs } });
         t.textsSent = true;
       }
     }

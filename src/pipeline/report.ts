@@ -1,4 +1,5 @@
 import type { InvalidBlock } from '../source/validated.js';
+import type { AddressReuseCounts } from './address-document.js';
 
 /** What a build did (the CLI prints it). */
 export interface BuildReport {
@@ -28,6 +29,8 @@ export interface BuildReport {
   requestedHeight: number | undefined;
   warnings: string[];
   stageSeconds: [string, number][];
+  /** Incremental builds: address documents made from their previous version (see pipeline/address-document.ts). */
+  addressReuse: AddressReuseCounts;
   /** Render threads started (0: the render stages ran on the main thread, a small build). */
   renderThreads: number;
 }

@@ -172,6 +172,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
       renderThreads: pool.threadCount,
+      addressReuse: pool.addressReuse,
     };
   } catch (e) {
     failed = true;
