@@ -58,6 +58,9 @@ describe('incremental builds equal full builds', () => {
     // Less is written than a full build writes.
     expect(second.written + second.deleted).toBeLessThan(full.written);
     expect(second.unchanged).toBeGreaterThan(0);
+    // Changed address documents were made from their previous version, none assembled whole.
+    expect(second.addressReuse.spliced).toBeGreaterThan(0);
+    expect(second.addressReuse.fallbacks).toBe(0);
   });
 
   it('unchanged files keep their inode and mtime; a second run with nothing new writes only what moves with the tip', async () => {

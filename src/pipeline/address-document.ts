@@ -1,51 +1,176 @@
 import { decodeAddress } from '../chain/address.js';
+import { fromDisplayHex } from '../chain/hash.js';
 import type { ChainIndex } from '../index/query.js';
-import { renderAddress, renderAddressCompact, type UnspentSplice } from '../render/address.js';
+import { renderAddress, renderAddressCompact, type EntryRun, type TxSplice, type UnspentSplice } from '../render/address.js';
 import type { JsonValue } from '../render/json.js';
 import { outElementRanges } from '../render/tx.js';
+import { parsePreviousAddressDocument, type EntryRange, type PreviousAddressDocument } from './address-previous.js';
 import type { TxTexts } from './tx-texts.js';
+
+/** Counts of an incremental build's address documents made from their previous version. */
+export interface AddressReuseCounts {
+  /** Documents assembled from their previous version's bytes and this run's changed txs. */
+  spliced: number;
+  /** Documents whose previous version was there but not usable (assembled whole instead). */
+  fallbacks: number;
+  /** Tx entries copied from previous documents, and taken from this run's tx texts. */
+  reusedTxs: number;
+  renderedTxs: number;
+}
+
+export const noReuse = (): AddressReuseCounts => ({ spliced: 0, fallbacks: 0, reusedTxs: 0, renderedTxs: 0 });
+
+/**
+ * What an incremental build knows to reuse the previous version of a compact document: its
+ * bytes (undefined: there was none) and which txs' /tx documents change in this run.
+ */
+export interface AddressReuse {
+  previous: Buffer | undefined;
+  /** Does the /tx document of `txid`, at this chain position, change in this run? */
+  changed(height: number, txIndex: number, txid: string): boolean;
+  counts: AddressReuseCounts;
+}
+
+/** A tx of the document, in first-seen order, and whether its /tx document changes in this run. */
+type DocTx = { changed: boolean };
 
 /**
  * One address document, assembled from the index's outputs of the address and the rendered
  * /tx documents. Compact documents splice the tx bytes and each unspent output's fields as
  * they are (no parse, no objects per tx); pretty ones re-lay them out through renderAddress.
- * The document comes as a list of byte parts (see renderAddressCompact).
+ * With `reuse` (an incremental build, compact), the entries of txs whose /tx document did not
+ * change are copied from the previous document (see spliceFromPrevious). The document comes as
+ * a list of byte parts (see renderAddressCompact).
  */
-export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean): Uint8Array[] {
+export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean, reuse?: AddressReuse): Uint8Array[] {
   const decoded = decodeAddress(address, index.net);
   if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${index.net.name}`);
-  const docTexts = new Map<string, Buffer>();
-  const txText = (txid: string) => {
-    let t = docTexts.get(txid);
-    if (t === undefined) docTexts.set(txid, (t = texts.get(txid)));
-    return t;
-  };
-  const ranges = new Map<string, number[]>();
+  // The document's transactions: the address's outputs' txs and their spenders, first seen first.
+  const docTxs = new Map<string, DocTx>();
   const receivers = new Set<string>();
   const spenders = new Set<string>();
   let coinIn = 0n;
   let coinOut = 0n;
-  const unspent: UnspentSplice[] = [];
-  const unspentValues: JsonValue[] = [];
+  const unspentOuts: { txid: string; vout: number }[] = [];
+  const changedAt = (height: number, txIndex: number, txid: string) => (reuse ? reuse.changed(height, txIndex, txid) : true);
   for (const out of index.addressOutputs(address)) {
-    const text = txText(out.txid);
     receivers.add(out.txid);
+    if (!docTxs.has(out.txid)) docTxs.set(out.txid, { changed: changedAt(out.height, out.txIndex, out.txid) });
     coinIn += out.value;
     if (out.spender) {
-      spenders.add(out.spender.hash);
       coinOut += out.value;
-      txText(out.spender.hash);
-    } else if (pretty) {
-      const o = (JSON.parse(text.toString('utf8')) as { out: Record<string, JsonValue>[] }).out[out.vout]!;
-      unspentValues.push({ tx: { hash: out.txid, n: out.vout }, ...o });
-    } else {
-      let r = ranges.get(out.txid);
-      if (!r) ranges.set(out.txid, (r = outElementRanges(text)));
-      unspent.push({ txid: out.txid, vout: out.vout, text, ranges: r });
-    }
+      const s = out.spender.hash;
+      spenders.add(s);
+      if (!docTxs.has(s)) {
+        const loc = reuse ? index.txLocation(fromDisplayHex(s)) : undefined;
+        docTxs.set(s, { changed: loc ? changedAt(loc.height, loc.index, s) : true });
+      }
+    } else unspentOuts.push({ txid: out.txid, vout: out.vout });
   }
   const summary = { address, hash160: decoded.hash160, txInCount: receivers.size, txOutCount: spenders.size, coinIn, coinOut };
-  if (!pretty) return renderAddressCompact({ ...summary, unspent, transactions: docTexts });
-  const transactions = new Map([...docTexts].map(([txid, text]) => [txid, text.toString('utf8')]));
-  return [Buffer.from(renderAddress({ ...summary, unspent: unspentValues, transactions }, true), 'utf8')];
+
+  if (reuse && !pretty && reuse.previous) {
+    const previous = parsePreviousAddressDocument(reuse.previous, address);
+    const parts = previous && spliceFromPrevious(previous, docTxs, unspentOuts, texts, summary, reuse.counts);
+    if (parts) return parts;
+    reuse.counts.fallbacks++;
+  }
+
+  const docTexts = new Map<string, Buffer>();
+  for (const txid of docTxs.keys()) docTexts.set(txid, texts.get(txid));
+  if (reuse) reuse.counts.renderedTxs += docTexts.size;
+  if (pretty) {
+    const unspent: JsonValue[] = unspentOuts.map(({ txid, vout }) => {
+      const o = (JSON.parse(docTexts.get(txid)!.toString('utf8')) as { out: Record<string, JsonValue>[] }).out[vout]!;
+      return { tx: { hash: txid, n: vout }, ...o };
+    });
+    const transactions = new Map([...docTexts].map(([txid, text]) => [txid, text.toString('utf8')]));
+    return [Buffer.from(renderAddress({ ...summary, unspent, transactions }, true), 'utf8')];
+  }
+  const ranges = new Map<string, number[]>();
+  const unspent: UnspentSplice[] = unspentOuts.map(({ txid, vout }) => {
+    const text = docTexts.get(txid)!;
+    let r = ranges.get(txid);
+    if (!r) ranges.set(txid, (r = outElementRanges(text)));
+    return { txid, vout, text, ranges: r };
+  });
+  return renderAddressCompact({ ...summary, unspent, transactions: docTexts });
+}
+
+type Summary = Parameters<typeof renderAddressCompact>[0];
+
+/**
+ * The compact document from its previous version: each tx entry and unspent entry whose tx did
+ * not change is that entry's bytes in `previous` (consecutive ones as one run, commas included);
+ * the changed txs come from this run's texts. Undefined when an unchanged tx or unspent output is
+ * not in the previous document (it is not the version this run follows from): the caller then
+ * assembles the document whole.
+ */
+function spliceFromPrevious(
+  previous: PreviousAddressDocument,
+  docTxs: ReadonlyMap<string, DocTx>,
+  unspentOuts: readonly { txid: string; vout: number }[],
+  texts: TxTexts,
+  summary: Omit<Summary, 'unspent' | 'transactions'>,
+  counts: AddressReuseCounts,
+): Uint8Array[] | undefined {
+  const { bytes } = previous;
+  /** Appends the entry at `range` to `list`, extending the last run when it directly follows it. */
+  const copy = <T extends object>(list: (T | EntryRun & { end: number; start: number })[], range: EntryRange) => {
+    const last = list[list.length - 1];
+    if (last && 'raw' in last && last.end + 1 === range[0] && bytes[last.end] === 0x2c) {
+      last.end = range[1];
+      last.raw = bytes.subarray(last.start, last.end);
+      last.count++;
+    } else list.push({ raw: bytes.subarray(range[0], range[1]), count: 1, start: range[0], end: range[1] });
+  };
+  const txs: (TxSplice | (EntryRun & { start: number; end: number }))[] = [];
+  const fresh = new Map<string, Buffer>();
+  let reused = 0;
+  for (const [txid, { changed }] of docTxs) {
+    if (changed) {
+      const text = texts.get(txid);
+      fresh.set(txid, text);
+      txs.push({ txid, text });
+      continue;
+    }
+    const range = previous.txs.get(txid);
+    if (!range) return undefined;
+    copy(txs, range);
+    reused++;
+  }
+  const unspent: (UnspentSplice | (EntryRun & { start: number; end: number }))[] = [];
+  const ranges = new Map<string, number[]>();
+  for (const { txid, vout } of unspentOuts) {
+    const text = fresh.get(txid);
+    if (text) {
+      let r = ranges.get(txid);
+      if (!r) ranges.set(txid, (r = outElementRanges(text)));
+      unspent.push({ txid, vout, text, ranges: r });
+      continue;
+    }
+    const range = previous.unspent.get(`${txid}:${vout}`);
+    if (!range) return undefined;
+    copy(unspent, range);
+  }
+  counts.spliced++;
+  counts.reusedTxs += reused;
+  counts.renderedTxs += fresh.size;
+  return renderAddressCompact({ ...summary, unspent, transactions: txs });
+}
+
+/** The txs whose /tx documents an incremental run changes, as sent to the render threads (Changes.heights, Changes.touched). */
+export interface ChangedTxs {
+  heights: number[];
+  touched: [number, number[]][];
+  /** Txids that occur more than once in the chain (their documents are always assembled from texts). */
+  duplicates: string[];
+}
+
+/** ChangedTxs as AddressReuse['changed']. */
+export function changedPredicate(c: ChangedTxs): AddressReuse['changed'] {
+  const heights = new Set(c.heights);
+  const touched = new Map(c.touched.map(([h, txs]) => [h, new Set(txs)]));
+  const duplicates = new Set(c.duplicates);
+  return (height, txIndex, txid) => heights.has(height) || touched.get(height)?.has(txIndex) === true || duplicates.has(txid);
 }

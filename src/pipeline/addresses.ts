@@ -16,6 +16,11 @@ export async function writeAddresses(ctx: StageContext): Promise<string[]> {
   ctx.progress.begin('addresses');
   const capped = new Set(changes ? ctx.meta.capped : []);
   const addresses: Iterable<string> = changes ? [...changes.addresses].sort() : index.addresses();
+  // Incremental: the documents reuse the bytes of their previous version for the txs that did not change.
+  if (changes) {
+    const touched = [...changes.touched].map(([h, txs]): [number, number[]] => [h, [...txs]]);
+    ctx.pool.changedTxs = { heights: [...changes.heights], touched, duplicates: ctx.meta.duplicates.map((d) => d.txid) };
+  }
   // Work: an address document costs about its outputs (+1 for the address itself).
   let total = 0;
   if (changes) for (const a of changes.addresses) total += index.addressOutputCount(a) + 1;

@@ -6,6 +6,7 @@ import type { SiteWriter } from '../publish/writer.js';
 import { startWorker } from '../publish/worker-start.js';
 import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
+import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { ThreadGate } from '../publish/thread-gate.js';
 import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './blocks.js';
 
@@ -29,6 +30,10 @@ interface Thread {
  */
 export class RenderPool {
   readonly texts: TxTextStore;
+  /** An incremental build's changed txs, sent with the texts before the first addresses task (address-document.ts). */
+  changedTxs: ChangedTxs | undefined;
+  /** What the address documents reused from their previous versions (incremental builds). */
+  readonly addressReuse: AddressReuseCounts = noReuse();
   private threads: Thread[] | undefined;
   private nextId = 0;
   private readonly gate = new ThreadGate();
@@ -98,6 +103,7 @@ export class RenderPool {
       this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
       if (m.texts) this.texts.addEntries(file, m.texts);
       for (const kind of BLOCK_DOCUMENT_KINDS) this.blockDocuments[kind] += m.blockDocuments?.[kind] ?? 0;
+      if (m.reuse) for (const k of Object.keys(m.reuse) as (keyof AddressReuseCounts)[]) this.addressReuse[k] += m.reuse[k];
       for (let i = 0; i < (m.skipped?.length ?? 0); i += 2) this.skipped.push([m.skipped![i]!, m.skipped![i + 1]!]);
     } catch (e) {
       return this.gate.fail(e as Error);
@@ -120,7 +126,7 @@ export class RenderPool {
       const file = MAX_TEXT_FILES - 1;
       this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file) });
       if (task.kind === 'addresses' && !this.inlineTexts) {
-        this.inline.run(-1, { kind: 'texts', table: this.texts.table() });
+        this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
         this.inlineTexts = true;
       }
       this.record(file, this.inline.run(-1, task)![0], onDone);
@@ -132,7 +138,7 @@ export class RenderPool {
       await this.drain();
       const table = this.texts.table();
       for (const t of threads) {
-        t.worker.postMessage({ id: -1, task: { kind: 'texts', table } });
+        t.worker.postMessage({ id: -1, task: { kind: 'texts', table, changed: this.changedTxs } });
         t.textsSent = true;
       }
     }

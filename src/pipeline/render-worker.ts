@@ -5,7 +5,6 @@
  * paths, sizes, sha256 and write status, which the main thread records in the manifest. The
  * tx texts it renders go to its own scratch file for the address documents (tx-text-store.ts).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getNetwork } from '../chain/networks.js';
@@ -14,8 +13,9 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
 import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
-import { addressDocument } from './address-document.js';
 import { renderHeight, type BlockDocumentCounts } from './blocks.js';
+import { addressDocument, changedPredicate, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
+import { readPrevious } from './address-previous.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
@@ -37,7 +37,8 @@ export interface RenderWorkerData {
 export type RenderTask =
   | { kind: 'heights'; heights: number[]; only: (number[] | null)[]; tip: number }
   | { kind: 'addresses'; addresses: string[] }
-  | { kind: 'texts'; table: TxTextTable };
+  /** Before the first addresses task; `changed`: an incremental build's changed txs (address documents reuse their previous bytes). */
+  | { kind: 'texts'; table: TxTextTable; changed?: ChangedTxs };
 
 /** The answer to a task: WorkerReply's fields for the task's files, in task order. */
 export interface RenderReply extends WorkerReply {
@@ -49,20 +50,13 @@ export interface RenderReply extends WorkerReply {
   skipped?: number[];
   /** Heights tasks: how their block documents were made (rendered, spliced, fallback). */
   blockDocuments?: BlockDocumentCounts;
+  /** Addresses tasks of an incremental build: what was reused from the previous documents. */
+  reuse?: AddressReuseCounts;
   /** Set when the failure was not writing a file (`path` then names what was being rendered). */
   rendering?: boolean;
 }
 
 /** A file's bytes, undefined when it does not exist. */
-function readIfThere(path: string): Buffer | undefined {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
 /**
  * What a render thread does, task by task (also run on the main thread for small builds, see
  * render-pool.ts): the answer of each task, with the buffers to transfer.
@@ -72,6 +66,7 @@ export class Renderer {
   private appender: TxTextAppender | undefined;
   private reader: TxTextReader | undefined;
   private texts: TxTexts | undefined;
+  private changed: AddressReuse['changed'] | undefined;
   private readonly dirs = new Set<string>();
 
   constructor(
@@ -86,6 +81,8 @@ export class Renderer {
     if (task.kind === 'texts') {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
+      // Compact documents of an incremental build: the staging tree holds the previous version.
+      this.changed = task.changed && !d.pretty && d.mode === 'update' ? changedPredicate(task.changed) : undefined;
       return undefined;
     }
     const paths: string[] = [];
@@ -95,7 +92,7 @@ export class Renderer {
     let bytes = 0;
     const at = { path: '' };
     let what = '';
-    const file = (rel: string, data: string | Uint8Array | Uint8Array[]) => {
+    const file = (rel: string, data: string | Uint8Array | Uint8Array[], old?: Buffer | null) => {
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       const size = b instanceof Uint8Array ? b.length : b.reduce((n, p) => n + p.length, 0);
       const i = paths.length;
@@ -107,11 +104,12 @@ export class Renderer {
       paths.push(rel);
       sizes.push(size);
       bytes += size;
-      status.push(writeFile(d.root, d.mode === 'update', this.dirs, rel, b, digests, i * 32, at));
+      status.push(writeFile(d.root, d.mode === 'update', this.dirs, rel, b, digests, i * 32, at, old));
       at.path = '';
     };
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
+    let reuse: AddressReuse | undefined;
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));
@@ -124,14 +122,20 @@ export class Renderer {
               appender.append(txid, text);
               return true;
             },
-            previous: (rel) => (d.mode === 'update' ? readIfThere(join(d.root, rel)) : undefined),
+            previous: (rel) => (d.mode === 'update' ? readPrevious(join(d.root, rel)) : undefined),
             block: (kind) => void blockDocuments[kind]++,
           });
         });
       } else {
+        const changed = this.changed;
+        if (changed) reuse = { previous: undefined, changed, counts: noReuse() };
         for (const a of task.addresses) {
           what = `address ${a}`;
-          file(addressPath(a), addressDocument(index, this.texts!, a, d.pretty));
+          const rel = addressPath(a);
+          // The previous release's document (not yet replaced: each address is written once a run).
+          const previous = reuse ? readPrevious(join(d.root, rel)) : undefined;
+          if (reuse) reuse.previous = previous;
+          file(rel, addressDocument(index, this.texts!, a, d.pretty, reuse), reuse ? (previous ?? null) : undefined);
         }
       }
       const reply: RenderReply = {
@@ -144,6 +148,7 @@ export class Renderer {
         texts: this.appender?.take(),
         skipped,
         blockDocuments,
+        reuse: reuse?.counts,
       };
       return [reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]];
     } catch (e) {

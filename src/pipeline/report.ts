@@ -1,5 +1,6 @@
 import type { InvalidBlock } from '../source/validated.js';
 import type { BlockDocumentCounts } from './blocks.js';
+import type { AddressReuseCounts } from './address-document.js';
 
 /** What a build did (the CLI prints it). */
 export interface BuildReport {
@@ -31,6 +32,8 @@ export interface BuildReport {
   stageSeconds: [string, number][];
   /** How the main-chain block documents written were made (an older block gaining spends is spliced, not rendered). */
   blockDocuments: BlockDocumentCounts;
+  /** Incremental builds: address documents made from their previous version (see pipeline/address-document.ts). */
+  addressReuse: AddressReuseCounts;
   /** Render threads started (0: the render stages ran on the main thread, a small build). */
   renderThreads: number;
 }

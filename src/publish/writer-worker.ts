@@ -92,6 +92,8 @@ export function writeFile(
   digests: Buffer,
   at32: number,
   at: { path: string },
+  /** update mode: the file's current bytes when the caller already read them (null: no file). */
+  known?: Buffer | null,
 ): number {
   const path = (at.path = join(root, rel));
   if (data === null) {
@@ -111,11 +113,13 @@ export function writeFile(
   }
   const write = (to: string) => (parts.length === 1 ? writeFileSync(to, parts[0]!) : writeParts(to, parts));
   if (update) {
-    let old: Buffer | undefined;
-    try {
-      old = readFileSync(path);
-    } catch (e) {
-      if (errCode(e) !== 'ENOENT') throw e;
+    let old = known ?? undefined;
+    if (known === undefined) {
+      try {
+        old = readFileSync(path);
+      } catch (e) {
+        if (errCode(e) !== 'ENOENT') throw e;
+      }
     }
     if (old && sameBytes(old, parts)) return UNCHANGED;
     const tmp = path + '.tmp-write';

@@ -47,32 +47,58 @@ export interface UnspentSplice {
   ranges: readonly number[];
 }
 
+/** A tx of the document: its /tx document text. */
+export interface TxSplice {
+  txid: string;
+  text: Uint8Array;
+}
+
+/**
+ * `count` whole entries of an array or object (unspent elements, `"<txid>":{...}` members of
+ * transactions) copied as they are, with the commas between them, from a previous version of
+ * the same document (an incremental build, see pipeline/address-previous.ts).
+ */
+export interface EntryRun {
+  raw: Uint8Array;
+  count: number;
+}
+
+const isRun = (e: object): e is EntryRun => 'raw' in e;
+
 /**
  * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
  * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
- * fields as they are in its /tx document: the document as a list of byte parts, written with
- * gathered writes (the tx bytes are never copied).
+ * fields as they are in its /tx document, or runs of entries of the previous document: the
+ * document as a list of byte parts, written with gathered writes (the tx bytes are never copied).
  */
-export function renderAddressCompact(s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly UnspentSplice[]; transactions: ReadonlyMap<string, Uint8Array> }): Uint8Array[] {
+export function renderAddressCompact(
+  s: Omit<AddressSummary, 'unspent' | 'transactions'> & {
+    unspent: readonly (UnspentSplice | EntryRun)[];
+    transactions: ReadonlyMap<string, Uint8Array> | readonly (TxSplice | EntryRun)[];
+  },
+): Uint8Array[] {
   const parts: (string | Uint8Array)[] = [
     `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
       `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
   ];
-  s.unspent.forEach(({ txid, vout, text, ranges }, i) => {
+  s.unspent.forEach((u, i) => {
+    if (isRun(u)) return void parts.push(i ? ',' : '', u.raw);
+    const { txid, vout, text, ranges } = u;
     const start = ranges[2 * vout];
     const end = ranges[2 * vout + 1];
     if (start === undefined || end === undefined) throw new Error(`internal: tx ${txid} has no output ${vout}`);
     const fields = text.subarray(start + 1, end - 1);
     parts.push(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`, fields, '}');
   });
-  parts.push(`],"tx_sz":${s.transactions.size},"transactions":{`);
-  let first = true;
-  for (const [txid, text] of s.transactions) {
-    parts.push(`${first ? '' : ','}${JSON.stringify(txid)}:`, text);
-    first = false;
-  }
+  const txs = s.transactions instanceof Map ? [...s.transactions].map(([txid, text]) => ({ txid, text })) : (s.transactions as readonly (TxSplice | EntryRun)[]);
+  const txSz = txs.reduce((n, t) => n + (isRun(t) ? t.count : 1), 0);
+  parts.push(`],"tx_sz":${txSz},"transactions":{`);
+  txs.forEach((t, i) => {
+    if (isRun(t)) parts.push(i ? ',' : '', t.raw);
+    else parts.push(`${i ? ',' : ''}${JSON.stringify(t.txid)}:`, t.text);
+  });
   parts.push('}}');
-  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p));
+  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)).filter((p) => p.length > 0);
 }
 
 /** The original's answer for an address with more relevant outputs than the cap. */

@@ -176,7 +176,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       warnings: [...source.warnings],
       stageSeconds: progress.stageTimes,
       renderThreads: pool.threadCount,
-      blockDocuments: pool.blockDocuments,
+      blockDocuments: pool.blockDocuments, addressReuse: pool.addressReuse,
     };
   } catch (e) {
     failed = true;
