@@ -180,7 +180,7 @@ describe('the build never replaces what it did not make', () => {
     expect(lstatSync(legacy).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(legacy, MANIFEST_PATH), 'utf8')).not.toBe(before);
     expect((await verifySnapshot(legacy)).problems).toEqual([]);
-    expect(readdirSync(join(d, 'legacy.releases')).length).toBe(4); // the marker, the one release, the spare a full build leaves and its record
+    expect(readdirSync(join(d, 'legacy.releases')).length).toBe(2); // the marker and the one release
   });
 
   it('a user symlink as --out stays a symlink: its target becomes the published output', async () => {
@@ -261,15 +261,13 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     await build(out);
     const rel = releasesDir(out);
     const current = readlinkSync(out).split('/')[1]!;
-    const spare = readdirSync(rel).filter((e) => e.endsWith('.spare')); // the full build's spare: its record names the published release
-    expect(spare).toHaveLength(1);
     mkdirSync(join(rel, `${DEAD_PID}-AbC123`)); // a dead build's staging
     mkdirSync(join(rel, `${process.pid}-XyZ789`)); // a failed build of this process
     mkdirSync(join(rel, 'user-notes'));
     writeFileSync(join(rel, 'user-notes', 'f'), 'x');
     mkdirSync(join(d, `out.tmp-${DEAD_PID}`)); // an older version's leftover: no marker, left alone
     recoverInterrupted(out);
-    expect(readdirSync(rel).sort()).toEqual([MARKER_FILE, current, spare[0]!, spare[0]!.slice(0, -'.spare'.length), 'user-notes'].sort());
+    expect(readdirSync(rel).sort()).toEqual([MARKER_FILE, current, 'user-notes'].sort());
     expect(existsSync(join(d, `out.tmp-${DEAD_PID}`))).toBe(true);
     // Without the marker nothing is removed.
     rmSync(join(rel, MARKER_FILE));

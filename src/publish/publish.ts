@@ -471,17 +471,14 @@ export function createStaging(outDir: string): string {
 /**
  * Publishes the finished release `staging` as `out`: a new symlink renamed over `out` (one
  * atomic rename(2)); the previous release is removed after, or, when `changed` (the paths in
- * which `staging` differs from it) is given, kept as the spare, its record written before the swap
- * (a full build gives `copy` instead: a hard-linked copy of `staging`, recorded as the spare). An older version's real directory
+ * which `staging` differs from it) is given, kept as the spare, its record written before the swap. An older version's real directory
  * `out` is first moved into the releases dir (the one moment `out` is absent; a kill there is
  * repaired by {@link recoverInterrupted}); an empty directory is removed.
  */
-export async function publish(staging: string, outDir: string, onStep?: (step: PublishStep) => void | Promise<void>, changed?: Iterable<string>, copy?: string): Promise<void> {
+export async function publish(staging: string, outDir: string, onStep?: (step: PublishStep) => void | Promise<void>, changed?: Iterable<string>): Promise<void> {
   const rel = releasesDir(outDir);
   const name = basename(staging);
   if (dirname(staging) !== rel || !ENTRY_RE.test(name)) refuse(`internal: ${staging} is not a release of ${outDir}`);
-  // A full build's hard-linked copy of `staging` becomes the spare, differing in no path.
-  if (copy !== undefined) writeSpare(rel, basename(copy), name, []);
   const link = join(rel, `${name}.link`);
   symlinkSync(`${basename(outDir)}.releases/${name}`, link);
   await onStep?.('linked');

@@ -3,8 +3,6 @@ import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { onPath } from '../index/io-error.js';
 import { createStaging, dropSpare, publishedDir, takeSpare } from './publish.js';
-import type { LinkReply, LinkWorkerData } from './link-worker.js';
-import { startWorker } from './worker-start.js';
 
 /**
  * Makes `dst` a copy of the tree `src` made of hard links: no file data is
@@ -99,25 +97,4 @@ export function prepareStaging(outDir: string, full: boolean, onProgress?: (done
     }
     throw e;
   }
-}
-
-/**
- * The spare a full build leaves beside the release it publishes: a new release dir hard-linked
- * to `staging` (its manifest left out), made on a thread while the main thread goes on (the
- * manifest). Makes the first incremental build after a full one O(change) like the later ones,
- * at the cost of one link per file in the full build, off its main thread.
- */
-export function linkSpareInBackground(outDir: string, staging: string): { dir: string; done: Promise<number> } {
-  const dir = createStaging(outDir);
-  const worker = startWorker(import.meta.url, './link-worker', { kind: 'snapshot-link', src: staging, dst: dir, skip: [MANIFEST_PATH] } satisfies LinkWorkerData);
-  const done = new Promise<number>((resolve, reject) => {
-    worker.once('message', (m: LinkReply) => {
-      if ('error' in m) reject(Object.assign(new Error(m.error), { code: m.code }));
-      else resolve(m.linked);
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-  });
-  done.catch(() => undefined); // awaited by the build; a failure before that is not unhandled
-  return { dir, done };
 }

@@ -20,7 +20,7 @@ import { HOSTS, type HostName } from '../hosts/index.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
-import { linkSpareInBackground, prepareStaging } from '../publish/staging.js';
+import { prepareStaging } from '../publish/staging.js';
 import { mergeManifest, writeManifest } from '../publish/manifest.js';
 import { SiteWriter } from '../publish/writer.js';
 
@@ -107,7 +107,6 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
   let writer: SiteWriter | undefined;
   let pool: RenderPool | undefined;
   let staging: string | undefined;
-  let spare: { dir: string; done: Promise<number> } | undefined;
   let failed = false;
   try {
     // Source → index: the fork with the source, undo above it, apply the new blocks.
@@ -139,19 +138,16 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     await writer.flush();
     await store.root.flushed;
     progress.begin('manifest');
-    // A full build leaves a spare (linked on a thread meanwhile): the next incremental run stages into it at O(change).
-    spare = full ? linkSpareInBackground(outDir, staging) : undefined;
     const listed = store.files.getCount();
     const onListed = (done: number) => progress.update(done, listed, 'files');
     const [manifestPath, changed] = [join(staging, MANIFEST_PATH), full ? undefined : writer.changed];
     // Incremental: the published manifest merged with this run's changes (O(changes) index reads).
     const manifest = changed ? mergeManifest(join(publishedDir(outDir)!, MANIFEST_PATH), store.files, changed, manifestPath, onListed) : writeManifest(store.files, manifestPath, onListed);
-    if (spare) await spare.done.catch((e: unknown) => Promise.reject(ioError(e, spare!.dir, 'staging')));
     progress.end();
 
     await opts.beforePublish?.();
     checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
-    await publish(staging, outDir, opts.onPublishStep, changed, spare?.dir); // the replaced release (incremental) or the copy (full) becomes the spare
+    await publish(staging, outDir, opts.onPublishStep, changed); // keeps the replaced release as the spare
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
@@ -195,6 +191,5 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     await step(() => index.spill.close());
     await step(() => store.close());
     await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
-    await step(async () => failed && spare && (await spare.done.catch(() => 0), rmSync(spare.dir, { recursive: true, force: true })));
   }
 }
