@@ -9,14 +9,14 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { recoverInterrupted } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { manifestMismatches } from './helpers.js';
+import { manifestMismatches, nodeArgs } from './helpers.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'build-child.ts');
 
 /** Runs the child build and SIGKILLs it when `killWhen` matches its output or after `ms`. */
 function killBuild(outDir: string, how: { onOutput?: string; afterMs?: number; mode?: string }): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, how.mode ?? 'hold'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs(CHILD), outDir, how.mode ?? 'hold'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const kill = () => child.kill('SIGKILL');
     child.stdout.on('data', (d: Buffer) => {
