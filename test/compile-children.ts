@@ -54,12 +54,17 @@ export function compileChildren(): string {
     // What the sources read relative to themselves: ../package.json (cli.ts), ../../docs/ (openapi.ts).
     cpSync(join(ROOT, 'package.json'), join(tmp, 'package.json'));
     symlinkSync(join(ROOT, 'docs'), join(tmp, 'docs'));
-    renameSync(tmp, dir);
+    try {
+      renameSync(tmp, dir);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      if (!existsSync(dir)) throw e; // else a run beside this one wrote the same files first
+    }
   }
-  // Older copies (sources changed since) that no run can still be using.
+  // Copies of older sources, a day old: no run is still using them.
   for (const e of readdirSync(OUT)) {
     const p = join(OUT, e);
-    if (e.startsWith('compiled-') && p !== dir && Date.now() - statSync(p).mtimeMs > 3_600_000) rmSync(p, { recursive: true, force: true });
+    if (e.startsWith('compiled-') && p !== dir && Date.now() - statSync(p).mtimeMs > 86_400_000) rmSync(p, { recursive: true, force: true });
   }
   return dir;
 }
