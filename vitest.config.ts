@@ -29,6 +29,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // Compiles what the tests run as child processes once per run (see there).
+    globalSetup: ['test/compile-children.ts'],
     pool: 'forks',
     // vitest's default is one worker less than the cores: a single worker on a 2-core machine.
     maxWorkers: 2,

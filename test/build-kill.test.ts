@@ -9,26 +9,27 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { recoverInterrupted } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { manifestMismatches } from './helpers.js';
+import { manifestMismatches, nodeArgs } from './helpers.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'build-child.ts');
 
-/** Runs the child build and SIGKILLs it when `killWhen` matches its output or after `ms`. */
-function killBuild(outDir: string, how: { onOutput?: string; afterMs?: number; mode?: string }): Promise<void> {
+/** Runs the child build in `mode` and SIGKILLs it once it prints `onOutput`; rejects unless the kill happened there. */
+function killBuild(outDir: string, how: { onOutput: string; mode: string }): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, outDir, how.mode ?? 'hold'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs(CHILD), outDir, how.mode], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    const kill = () => child.kill('SIGKILL');
+    let err = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      if (how.onOutput && out.includes(how.onOutput)) kill();
+      if (out.includes(how.onOutput)) child.kill('SIGKILL');
     });
-    if (how.afterMs !== undefined) setTimeout(kill, how.afterMs);
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited ${code}: ${out}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' && out.includes(how.onOutput) ? resolve() : reject(new Error(`child was not killed at ${JSON.stringify(how.onOutput)} (exit ${code}, signal ${signal}): ${out}${err}`)),
+    );
   });
 }
-
 
 describe('a killed build leaves the previous out/ intact', () => {
   let dir: string;
@@ -44,10 +45,11 @@ describe('a killed build leaves the previous out/ intact', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it.each([
-    ['early in the scan', { afterMs: 900 }],
-    ['while writing files', { afterMs: 2500 }],
-  ])('SIGKILL %s', async (_when, how) => {
-    await killBuild(out, how);
+    ['early in the scan', 'scan@half'],
+    ['while writing files', 'txs and blocks@half'],
+  ])('SIGKILL %s (%s)', async (_when, point) => {
+    // Paused at the point (its writer threads go on), so the kill lands there and never after the build.
+    await killBuild(out, { onOutput: `paused ${point}\n`, mode: `pause:${point}` });
     expect(readFileSync(join(out, MANIFEST_PATH), 'utf8')).toBe(manifest);
     expect(manifestMismatches(out)).toEqual([]);
   });

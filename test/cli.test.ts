@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { port, wholeNumber } from '../src/cli-args.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { freePort, HAVE_SHARED } from './helpers.js';
+import { freePort, HAVE_SHARED, nodeArgs } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tmp = mkdtempSync(join(tmpdir(), 'snapshot-cli-'));
@@ -16,7 +16,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const cli = (...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
   new Promise((ok) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8' }, (err, stdout, stderr) =>
+    execFile(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8' }, (err, stdout, stderr) =>
       ok({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
   });

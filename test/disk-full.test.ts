@@ -4,18 +4,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
+import { nodeArgs } from './helpers.js';
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
-const TSX = pathToFileURL(join(REPO, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-const CLI = join(REPO, 'src', 'cli.ts');
+const CLI = nodeArgs('src/cli.ts');
 
 let root: string;
 const mounts: string[] = [];
@@ -74,7 +72,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     const cwd = join(root, 'state-case');
     mkdirSync(cwd);
     const run = (height?: number) =>
-      spawnSync(process.execPath, ['--import', TSX, CLI, 'build', '--out', 'out', '--state', state, '--host', 'netlify', ...(height !== undefined ? ['--height', String(height)] : [])], {
+      spawnSync(process.execPath, [...CLI, 'build', '--out', 'out', '--state', state, '--host', 'netlify', ...(height !== undefined ? ['--height', String(height)] : [])], {
         cwd,
         encoding: 'utf8',
       });

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inject } from 'vitest';
 
 /** ../shared beside the repo: real chain data and reference fixtures (not copied into the repo). */
 export const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared');
@@ -77,7 +78,23 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-const INCREMENTAL_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'incremental-child.ts');
+/** The repository root (this file is test/helpers.ts). */
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Node's arguments to run one of the repository's TypeScript files (`src/cli.ts`,
+ * `test/fixtures/….ts`; absolute or relative to the repo) in a child process: its copy compiled
+ * once per test run by the globalSetup (test/compile-children.ts), or through tsx where that
+ * setup did not run.
+ */
+export function nodeArgs(tsFile: string): string[] {
+  const rel = relative(REPO, resolve(REPO, tsFile));
+  const compiled = inject('compiledDir') as string | undefined;
+  if (compiled) return [join(compiled, rel.replace(/\.ts$/, '.js'))];
+  return ['--import', pathToFileURL(join(REPO, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href, join(REPO, rel)];
+}
+
+const INCREMENTAL_CHILD = join(REPO, 'test', 'fixtures', 'incremental-child.ts');
 
 /**
  * Runs fixtures/incremental-child.ts (a build of the scenario chain `seed` up to `height` into
@@ -85,7 +102,7 @@ const INCREMENTAL_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixture
  */
 export function killIncrementalChildAt(outDir: string, seed: number, height: number, point: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', INCREMENTAL_CHILD, outDir, String(seed), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs(INCREMENTAL_CHILD), outDir, String(seed), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {

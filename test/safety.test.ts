@@ -17,19 +17,16 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE, acquireLock, recoverInterrupted, releasesDir } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { manifestMismatches } from './helpers.js';
+import { manifestMismatches, nodeArgs } from './helpers.js';
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(REPO, 'src', 'cli.ts');
-const TSX = pathToFileURL(join(REPO, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href; // the CLI runs in other directories
+const CLI = nodeArgs('src/cli.ts'); // absolute paths: the CLI runs in other directories
 const HEIGHT = 3;
 const DEAD_PID = 2 ** 22 + 12345; // above Linux's pid_max default: never a live process
 
@@ -65,7 +62,7 @@ function snapshotOf(dir: string): Record<string, string> {
 }
 
 function cli(args: string[], cwd: string) {
-  const r = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], { cwd, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { cwd, encoding: 'utf8' });
   return { status: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 

@@ -25,7 +25,7 @@ import { openRpc } from '../src/source/rpc.js';
 import { InvalidBlockError } from '../src/source/validated.js';
 import { asMemoryBlocks } from './chains.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, namecoinRegtestRecords, readChain } from './helpers.js';
+import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NB = () => readChain('nbitcoin', 'blk00000.dat');
@@ -72,7 +72,7 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 }
 
 function cli(...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+  return spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
 }
 
 describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbitcoin blk files', () => {

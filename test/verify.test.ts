@@ -9,6 +9,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/contract/layout.js';
 import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/verify/index.js';
+import { nodeArgs } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -246,7 +247,7 @@ describe('snapshot verify', () => {
 
   describe('CLI', () => {
     const run = (d: string, ...extra: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'verify', '--dir', d, ...extra], { cwd: ROOT, encoding: 'utf8' });
+      spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'verify', '--dir', d, ...extra], { cwd: ROOT, encoding: 'utf8' });
 
     it('exits 0 with a one-line summary on a good tree', () => {
       const p = run(good);
