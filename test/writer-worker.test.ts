@@ -4,9 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type WriteBatch } from '../src/publish/writer-worker.js';
-import { SiteWriter } from '../src/publish/writer.js';
-import { openStore } from '../src/index/store.js';
-import { manifestValue } from '../src/index/rows.js';
 
 /** A batch as SiteWriter posts it: one buffer, end offsets, -1 for a deletion. */
 function batchOf(entries: [string, string | null][]): WriteBatch {
@@ -61,25 +58,5 @@ describe('writer worker (writeBatch)', () => {
     expect(writeFile(root, true, dirs, 'p/parts.json', [...parts, Buffer.from('x')], digests, 0, { path: '' })).toBe(WRITTEN);
     expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), digests, 0, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(Buffer.concat(parts.slice(0, -1)));
-  });
-
-  it('SiteWriter.writeHex: the thread writes the bytes as hex text; the manifest row has the text size and sha256', async () => {
-    const raw = Buffer.from([0x00, 0x01, 0xab, 0xff, 0x10]);
-    const store = openStore(join(root, 'state'));
-    const writer = new SiteWriter(join(root, 'site'), store.files, 'fresh');
-    try {
-      writer.writeHex('tx/r.hex', raw);
-      writer.write('tx/r.bin', raw);
-      await writer.flush();
-      expect(readFileSync(join(root, 'site/tx/r.hex'), 'utf8')).toBe('0001abff10');
-      expect(readFileSync(join(root, 'site/tx/r.bin'))).toEqual(raw);
-      const row = manifestValue.decode(store.files.get('tx/r.hex')!);
-      expect(row.size).toBe(10);
-      expect(row.sha256.toString('hex')).toBe(createHash('sha256').update('0001abff10').digest('hex'));
-      expect(manifestValue.decode(store.files.get('tx/r.bin')!).size).toBe(5);
-    } finally {
-      await writer.close();
-      await store.close();
-    }
   });
 });

@@ -101,8 +101,6 @@ export async function syncIndex(
   height: number,
   full: boolean,
   progress: SyncProgress,
-  /** Called with each main-chain block as it is read (in chain order), awaited before the next. */
-  onBlock?: (hash: string, block: Block) => void | Promise<void>,
 ): Promise<SyncResult> {
   const { store, spill, net } = index;
   const namecoin = isNamecoin(net);
@@ -155,7 +153,6 @@ export async function syncIndex(
     if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
       throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
     }
-    await onBlock?.(sb.hash, block);
     const at = spill.append(sb.raw);
     work += blockWork(block.header.bits);
     batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() } });

@@ -1,5 +1,5 @@
 import { fromDisplayHex } from '../chain/hash.js';
-import { parseBlock, type Block } from '../chain/block.js';
+import { parseBlock } from '../chain/block.js';
 import type { ChainIndex } from '../index/query.js';
 import { renderBlock } from '../render/block.js';
 import { renderTx } from '../render/tx.js';
@@ -22,42 +22,23 @@ function writerSink(writer: SiteWriter): Pick<HeightSink, 'file'> {
   return { file: (rel, data) => writer.write(rel, data) };
 }
 
-/** A block's documents; its raw files (.bin, .hex) too unless `raw` is undefined (written during the scan). */
-function writeBlockFiles(sink: Pick<HeightSink, 'file'>, hash: string, json: string, raw: Buffer | undefined): void {
+function writeBlockFiles(sink: Pick<HeightSink, 'file'>, hash: string, json: string, raw: Buffer): void {
   sink.file(blockPath(hash, 'json'), json);
-  if (!raw) return;
   sink.file(blockPath(hash, 'bin'), raw);
   sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-/** A tx's documents; its raw files (.bin, .hex) too unless `raw` is undefined (written during the scan). */
-function txFiles(sink: Pick<HeightSink, 'file'>, txid: string, text: Buffer, raw: Buffer | undefined): void {
+function txFiles(sink: Pick<HeightSink, 'file'>, txid: string, text: Buffer, raw: Buffer): void {
   sink.file(txPath(txid, 'json'), text);
-  if (!raw) return;
   sink.file(txPath(txid, 'bin'), raw);
   sink.file(txPath(txid, 'hex'), raw.toString('hex'));
 }
 
 /**
- * The raw files of a main-chain block and its txs (.bin, .hex: the same bytes whatever the
- * rest of the chain), written by a full build while it scans, on the writer threads that
- * are idle then (the hex text is made there). In chain order: the later of a duplicate txid wins.
- */
-export function writeRawFiles(writer: SiteWriter, hash: string, block: Block): void {
-  for (const tx of block.txs) {
-    writer.write(txPath(tx.txid, 'bin'), tx.raw);
-    writer.writeHex(txPath(tx.txid, 'hex'), tx.raw);
-  }
-  writer.write(blockPath(hash, 'bin'), block.raw);
-  writer.writeHex(blockPath(hash, 'hex'), block.raw);
-}
-
-/**
  * A main-chain block's documents and its transactions' (only those in `onlyTxs` when given),
- * at snapshot height `tip`; returns the block's tx count. Runs on the render threads. With
- * `raw` false, leaves out the raw files (writeRawFiles wrote them).
+ * at snapshot height `tip`; returns the block's tx count. Runs on the render threads.
  */
-export function renderHeight(index: ChainIndex, height: number, tip: number, pretty: boolean, onlyTxs: readonly number[] | undefined, sink: HeightSink, raw = true): number {
+export function renderHeight(index: ChainIndex, height: number, tip: number, pretty: boolean, onlyTxs: readonly number[] | undefined, sink: HeightSink): number {
   const { block, hash, time } = index.blockAt(height);
   const placement = { block: hash, height, time };
   const spenders = index.spendersInBlock(height, block.txs);
@@ -65,10 +46,10 @@ export function renderHeight(index: ChainIndex, height: number, tip: number, pre
   block.txs.forEach((tx, ti) => {
     if (only && !only.has(ti)) return;
     const text = Buffer.from(renderTx(tx, index.net, spenders[ti]!, placement, pretty), 'utf8');
-    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, raw ? tx.raw : undefined);
+    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, tx.raw);
   });
   const next = height < tip ? index.hashAt(height + 1) : undefined;
-  writeBlockFiles(sink, hash, renderBlock(block, index.net, spenders, next, pretty), raw ? block.raw : undefined);
+  writeBlockFiles(sink, hash, renderBlock(block, index.net, spenders, next, pretty), block.raw);
   return block.txs.length;
 }
 
@@ -98,7 +79,7 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
   pool.plan(txs);
   let done = 0;
   const submit = (task: number[], only: (number[] | null)[], work: number) =>
-    pool.submit({ kind: 'heights', heights: task, only, tip: ctx.height, raw: !ctx.rawWritten }, () => ctx.progress.update((done += work), txs, 'txs'));
+    pool.submit({ kind: 'heights', heights: task, only, tip: ctx.height }, () => ctx.progress.update((done += work), txs, 'txs'));
   let task: number[] = [];
   let only: (number[] | null)[] = [];
   let taskTxs = 0;
@@ -122,7 +103,7 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
     const tx = block.txs[ti]!;
     const text = Buffer.from(renderTx(tx, index.net, index.spendersOf(tx.hash, tx.outputs.length), { block: hash, height: h, time }, ctx.pretty), 'utf8');
     pool.texts.add(tx.txid, text);
-    txFiles(writerSink(ctx.writer), tx.txid, text, ctx.rawWritten ? undefined : tx.raw);
+    txFiles(writerSink(ctx.writer), tx.txid, text, tx.raw);
   }
   for (const txid of changes?.removedTxs ?? []) {
     if (index.txLocation(fromDisplayHex(txid))) continue;

@@ -20,6 +20,4 @@ export interface StageContext {
   pool: RenderPool;
   /** undefined for a full build. */
   changes: Changes | undefined;
-  /** The main-chain blocks' and txs' raw files were written during the scan (writeRawFiles). */
-  rawWritten?: boolean;
 }

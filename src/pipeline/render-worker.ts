@@ -33,7 +33,7 @@ export interface RenderWorkerData {
 }
 
 export type RenderTask =
-  | { kind: 'heights'; heights: number[]; only: (number[] | null)[]; tip: number; raw: boolean }
+  | { kind: 'heights'; heights: number[]; only: (number[] | null)[]; tip: number }
   | { kind: 'addresses'; addresses: string[] }
   | { kind: 'texts'; table: TxTextTable };
 
@@ -109,7 +109,7 @@ export class Renderer {
               appender.append(txid, text);
               return true;
             },
-          }, task.raw);
+          });
         });
       } else {
         for (const a of task.addresses) {

@@ -24,8 +24,6 @@ export interface WriterWorkerData {
 export interface WriteBatch {
   paths: string[];
   ends: Int32Array;
-  /** Per file, 1: its bytes are written as lowercase hex text (absent: none is). */
-  hex?: Uint8Array;
   data: ArrayBuffer;
 }
 
@@ -136,7 +134,7 @@ export function writeFile(
 }
 
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
-export function writeBatch(root: string, update: boolean, dirs: Set<string>, { paths, ends, hex, data }: WriteBatch, at: { path: string }): WorkerReply {
+export function writeBatch(root: string, update: boolean, dirs: Set<string>, { paths, ends, data }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
   const all = Buffer.from(data);
   const digests = Buffer.alloc(paths.length * 32);
@@ -148,8 +146,7 @@ export function writeBatch(root: string, update: boolean, dirs: Set<string>, { p
     if (ends[i]! >= 0) {
       bytesOf = all.subarray(start, ends[i]);
       start = ends[i]!;
-      bytes += bytesOf.length; // what the sender counts in flight
-      if (hex?.[i]) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
+      bytes += bytesOf.length;
     }
     status[i] = writeFile(root, update, dirs, rel, bytesOf, digests, i * 32, at);
   });

@@ -1,13 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
-import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteBatch, type WriteMode, type WriterWorkerData } from './writer-worker.js';
+import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { manifestValue } from '../index/rows.js';
 import { startWorker } from './worker-start.js';
 import { ThreadGate } from './thread-gate.js';
 
-/** A file: its path, its bytes (null: delete it), and whether the thread writes them as hex text. */
-type Entry = [string, Uint8Array | null, boolean];
+type Entry = [string, Uint8Array | null];
 
 export type { WriteMode };
 
@@ -108,21 +107,16 @@ export class SiteWriter {
     });
   }
 
-  private push(rel: string, data: Uint8Array | null, hex = false): void {
+  private push(rel: string, data: Uint8Array | null): void {
     if (this.gate.failure) throw this.gate.failure;
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
-    lane.batch.push([rel, data, hex]);
+    lane.batch.push([rel, data]);
     lane.batchBytes += data?.length ?? 0;
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
   write(rel: string, data: string | Uint8Array): void {
     this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-  }
-
-  /** Writes `raw` as lowercase hex text; the writer thread converts it (no hex string on this thread). */
-  writeHex(rel: string, raw: Uint8Array): void {
-    this.push(rel, raw, true);
   }
 
   delete(rel: string): void {
@@ -134,21 +128,19 @@ export class SiteWriter {
     const data = new Uint8Array(lane.batchBytes);
     const ends = new Int32Array(lane.batch.length);
     const sizes = new Int32Array(lane.batch.length);
-    const hex = lane.batch.some(([, , h]) => h) ? new Uint8Array(lane.batch.length) : undefined;
     let at = 0;
-    lane.batch.forEach(([, bytes, asHex], i) => {
+    lane.batch.forEach(([, bytes], i) => {
       if (bytes === null) ends[i] = sizes[i] = -1;
       else {
         data.set(bytes, at);
         ends[i] = at += bytes.length;
-        sizes[i] = asHex ? 2 * bytes.length : bytes.length;
-        if (asHex) hex![i] = 1;
+        sizes[i] = bytes.length;
       }
     });
     const paths = lane.batch.map(([rel]) => rel);
     lane.sent.push({ paths, sizes });
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage({ paths, ends, hex, data: data.buffer } satisfies WriteBatch, [data.buffer]);
+    lane.worker.postMessage({ paths, ends, data: data.buffer }, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }

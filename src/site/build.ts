@@ -1,6 +1,5 @@
 import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Block } from '../chain/block.js';
 import { isNamecoin } from '../chain/networks.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ioError } from '../index/io-error.js';
@@ -9,7 +8,7 @@ import { openIndex, saveMeta } from '../index/state.js';
 import { isStoreError } from '../index/store.js';
 import { findFork, snapshotHeight, syncIndex } from '../index/sync.js';
 import { writeAddresses } from '../pipeline/addresses.js';
-import { writeOffChain, writeRawFiles, writeTxsAndBlocks } from '../pipeline/blocks.js';
+import { writeOffChain, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
 import { writeSiteFiles } from '../pipeline/site-files.js';
@@ -115,23 +114,18 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const rolledBackTo = fork < meta.tip ? fork : undefined;
     const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
     progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...(namecoin ? ['names'] : []), 'site files', 'manifest']);
-    // Full: an empty staging dir, and the blocks' and txs' raw files written there on the
-    // writer threads while this thread scans (they depend on nothing else; those threads are idle then).
-    const early = full ? (staging = prepareStaging(outDir, true).dir) : undefined;
-    if (early) store.files.clearSync();
-    const rawWriter = early ? (writer = new SiteWriter(early, store.files, 'fresh')) : undefined;
-    const onBlock = rawWriter && ((hash: string, block: Block) => (writeRawFiles(rawWriter, hash, block), rawWriter.backpressure()));
-    const synced = await syncIndex(source, index, meta, fork, height, full, progress, onBlock);
+    const synced = await syncIndex(source, index, meta, fork, height, full, progress);
     height = synced.height;
     const { side, orphan, changes } = synced;
 
     progress.begin('staging');
     // Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
-    staging ??= prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
-    writer ??= new SiteWriter(staging, store.files, 'update');
+    staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
+    if (full) store.files.clearSync();
+    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
     await store.root.flushed; // the render threads read the index
     pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
-    const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes, rawWritten: rawWriter !== undefined };
+    const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
