@@ -4,21 +4,17 @@
 // into exactly its entries (against JSON.parse), anything not in the expected layout is refused,
 // a damaged previous document makes the build assemble that document whole (still the right
 // bytes), and the reuse really happens (the build report counts it).
-import { mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { demoChain } from '../src/builder/demo.js';
 import { parseBlock } from '../src/chain/block.js';
-import { NETWORKS } from '../src/chain/networks.js';
-import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { parsePreviousAddressDocument, valueEnd } from '../src/pipeline/address-previous.js';
 import { renderAddressCapped, renderAddressCompact, type UnspentSplice } from '../src/render/address.js';
 import { outElementRanges, renderTx } from '../src/render/tx.js';
-import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
-import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';
+import { build, manifest, tempDir } from './memory-builds.js';
 
 const chain = demoChain();
 const texts = chain.main.flatMap((b) =>
@@ -91,27 +87,18 @@ describe('parsePreviousAddressDocument', () => {
   });
 });
 
-const NET = NETWORKS['namecoin-regtest'];
-const HOSTS = ['netlify', 'cloudflare'] as const;
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'snapshot-reuse-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) =>
-  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, ...extra });
-const manifest = (dir: string) => readFileSync(join(dir, MANIFEST_PATH), 'utf8');
+const tmp = tempDir('snapshot-reuse-');
 const shas = (dir: string) => new Map(manifest(dir).trim().split('\n').map((l) => [l.split(' ')[2]!, l.split(' ')[0]!]));
 
 describe('incremental address documents from their previous version', () => {
   it('on render threads: copies the unchanged txs, takes only the changed ones from this run, equals a full build', async () => {
     const sc = scenario(61, { reorg: false });
-    const out = join(root, 'threads');
+    const out = tmp('threads');
     await build(sc.after, out, sc.n - 3, { renderThreadsAbove: 0 });
     const r = await build(sc.after, out, sc.n, { renderThreadsAbove: 0 });
     expect(r.mode).toBe('incremental');
     expect(r.renderThreads).toBeGreaterThan(0);
-    const fresh = join(root, 'threads-fresh');
+    const fresh = tmp('threads-fresh');
     await build(sc.after, fresh, sc.n);
     expect(manifest(out)).toBe(manifest(fresh));
     expect(manifestMismatches(out)).toEqual([]);
@@ -123,8 +110,8 @@ describe('incremental address documents from their previous version', () => {
 
   it('a damaged or foreign previous document is not used: that document is assembled whole, the tree still equals a full build', async () => {
     const sc = scenario(62, { reorg: true, depth: 3 });
-    const out = join(root, 'damaged');
-    const fresh = join(root, 'damaged-fresh');
+    const out = tmp('damaged');
+    const fresh = tmp('damaged-fresh');
     await build(sc.before, out, sc.m);
     await build(sc.after, fresh, sc.n);
     // The address documents a reorg to n changes (so the incremental run rewrites them), damaged in the published tree.

@@ -3,31 +3,22 @@
 // (src/pipeline/block-document.ts). The result must equal a full build's bytes, the cheap path
 // must really be taken (BuildReport.blockDocuments), and a previous document that is missing or
 // altered must fall back to a whole render.
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NETWORKS } from '../src/chain/networks.js';
-import { blockPath, MANIFEST_PATH } from '../src/contract/layout.js';
+import { describe, expect, it } from 'vitest';
+import { blockPath } from '../src/contract/layout.js';
 import { arrayElementRanges, previousElements } from '../src/pipeline/block-document.js';
-import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
-import { memorySource, type MemoryBlock } from '../src/source/memory.js';
+import { type BuildOptions } from '../src/site/build.js';
+import { type MemoryBlock } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';
+import { build as buildMemory, manifest, tempDir } from './memory-builds.js';
 
-const NET = NETWORKS['namecoin-regtest'];
-const HOSTS = ['netlify', 'cloudflare'] as const;
+const tmp = tempDir('snapshot-splice-');
 
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'snapshot-splice-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const manifest = (dir: string) => readFileSync(join(dir, MANIFEST_PATH), 'utf8');
-const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) =>
-  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, renderThreadsAbove: 1e9, ...extra });
+// The main thread's renderer (render-pool.ts): one test below runs the threads.
+const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) => buildMemory(blocks, outDir, height, { renderThreadsAbove: 1e9, ...extra });
 
 /** The block documents of a tree, as block hash → the hashes of the txs listed in it (parsed independently). */
 const txidsOfBlock = (dir: string, hash: string): string[] =>
@@ -39,8 +30,8 @@ describe('older block documents are spliced, not re-rendered', () => {
     { seed: 22, reorg: true, depth: 5 },
   ])('seed $seed, reorg $reorg: the spliced tree equals a full build, and older blocks were spliced', async ({ seed, reorg, depth }) => {
     const sc = scenario(seed, { reorg, depth });
-    const inc = join(root, `inc-${seed}`);
-    const fresh = join(root, `fresh-${seed}`);
+    const inc = tmp(`inc-${seed}`);
+    const fresh = tmp(`fresh-${seed}`);
     await build(sc.before, inc, sc.m);
     const second = await build(sc.after, inc, sc.n);
     expect(second.mode).toBe('incremental');
@@ -59,18 +50,18 @@ describe('older block documents are spliced, not re-rendered', () => {
 
   it('on the render threads too', async () => {
     const sc = scenario(42, { reorg: false });
-    const inc = join(root, 'threads');
+    const inc = tmp('threads');
     await build(sc.before, inc, sc.m);
     const second = await build(sc.after, inc, sc.n, { renderThreadsAbove: 0 });
     expect(second.renderThreads).toBeGreaterThan(0);
     expect(second.blockDocuments.spliced).toBeGreaterThan(1);
-    await build(sc.after, join(root, 'threads-fresh'), sc.n);
-    expect(manifest(inc)).toBe(manifest(join(root, 'threads-fresh')));
+    await build(sc.after, tmp('threads-fresh'), sc.n);
+    expect(manifest(inc)).toBe(manifest(tmp('threads-fresh')));
   });
 
   it.each(['missing', 'altered', 'truncated'] as const)('a %s previous document falls back to a whole render with the same bytes', async (how) => {
     const sc = scenario(43, { reorg: false });
-    const inc = join(root, `fallback-${how}`);
+    const inc = tmp(`fallback-${how}`);
     const first = await build(sc.before, inc, sc.m);
     // The first snapshot's tip gains a next_block: always an older block of the second run.
     const path = join(inc, blockPath(first.tip, 'json'));
@@ -81,20 +72,20 @@ describe('older block documents are spliced, not re-rendered', () => {
     if (how === 'truncated') writeFileSync(path, text.slice(0, text.indexOf('"mrkl_tree"') - 30));
     const second = await build(sc.after, inc, sc.n);
     expect(second.blockDocuments.fallback).toBe(1);
-    await build(sc.after, join(root, `fallback-${how}-fresh`), sc.n);
-    expect(manifest(inc)).toBe(manifest(join(root, `fallback-${how}-fresh`)));
+    await build(sc.after, tmp(`fallback-${how}-fresh`), sc.n);
+    expect(manifest(inc)).toBe(manifest(tmp(`fallback-${how}-fresh`)));
     expect(manifestMismatches(inc)).toEqual([]);
   });
 
   it('pretty output renders older blocks whole, with the same bytes as a full build', async () => {
     const sc = scenario(44, { reorg: false });
-    const inc = join(root, 'pretty');
+    const inc = tmp('pretty');
     await build(sc.before, inc, sc.m, { pretty: true });
     const second = await build(sc.after, inc, sc.n, { pretty: true });
     expect(second.blockDocuments.spliced).toBe(0);
     expect(second.blockDocuments.fallback).toBeGreaterThan(0);
-    await build(sc.after, join(root, 'pretty-fresh'), sc.n, { pretty: true });
-    expect(manifest(inc)).toBe(manifest(join(root, 'pretty-fresh')));
+    await build(sc.after, tmp('pretty-fresh'), sc.n, { pretty: true });
+    expect(manifest(inc)).toBe(manifest(tmp('pretty-fresh')));
   });
 });
 

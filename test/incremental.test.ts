@@ -1,28 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NETWORKS } from '../src/chain/networks.js';
-import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';
+import { build, manifest, tempDir } from './memory-builds.js';
 
-const NET = NETWORKS['namecoin-regtest'];
-// nginx.conf names the tree's absolute path; leave it out so trees in different dirs compare equal.
-const HOSTS = ['netlify', 'cloudflare'] as const;
+const tmp = tempDir('snapshot-inc-');
 
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'snapshot-inc-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const manifest = (dir: string) => readFileSync(join(dir, MANIFEST_PATH), 'utf8');
-const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) =>
-  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, ...extra });
 
 
 describe('incremental builds equal full builds', () => {
@@ -40,8 +26,8 @@ describe('incremental builds equal full builds', () => {
   it.each(cases)('seed $seed, reorg $reorg (depth $depth): build(M) then build(N) is byte-identical to build(N)', async ({ seed, reorg, depth }) => {
     const sc = scenario(seed, { reorg, depth });
     if (depth !== undefined) expect(sc.reorgDepth).toBe(depth);
-    const inc = join(root, `inc-${seed}`);
-    const fresh = join(root, `fresh-${seed}`);
+    const inc = tmp(`inc-${seed}`);
+    const fresh = tmp(`fresh-${seed}`);
     const first = await build(sc.before, inc, sc.m);
     expect(first.mode).toBe('full');
     expect((await verifySnapshot(inc)).ok).toBe(true);
@@ -65,7 +51,7 @@ describe('incremental builds equal full builds', () => {
 
   it('unchanged files keep their inode and mtime; a second run with nothing new writes only what moves with the tip', async () => {
     const sc = scenario(31, { reorg: false });
-    const out = join(root, 'mtime');
+    const out = tmp('mtime');
     await build(sc.after, out, sc.n - 3);
     const deep = manifest(out).split('\n').find((l) => l.endsWith('.bin') && l.includes(' tx/'))!.split(' ')[2]!;
     const before = statSync(join(out, deep));
@@ -83,8 +69,8 @@ describe('incremental builds equal full builds', () => {
 
   it('going back to a lower height equals a full build at that height', async () => {
     const sc = scenario(41, { reorg: false });
-    const out = join(root, 'down');
-    const fresh = join(root, 'down-fresh');
+    const out = tmp('down');
+    const fresh = tmp('down-fresh');
     await build(sc.after, out, sc.n);
     const r = await build(sc.after, out, sc.n - 5);
     expect(r.mode).toBe('incremental');
@@ -94,7 +80,7 @@ describe('incremental builds equal full builds', () => {
 
   it('a missing, foreign or stale index means a full build, said in the report', async () => {
     const sc = scenario(51, { reorg: false });
-    const out = join(root, 'foreign');
+    const out = tmp('foreign');
     await build(sc.after, out, sc.n - 2);
     rmSync(`${out}.state`, { recursive: true, force: true });
     const r1 = await build(sc.after, out, sc.n);
@@ -111,7 +97,7 @@ describe('incremental builds equal full builds', () => {
     const other = scenario(52, { reorg: false });
     const r4 = await build(other.after, out, 120, { pretty: true });
     expect(r4.mode).toBe('incremental'); // same genesis (regtest); the fork is found and rolled back
-    const fresh = join(root, 'foreign-fresh');
+    const fresh = tmp('foreign-fresh');
     await build(other.after, fresh, 120, { pretty: true });
     expect(manifest(out)).toBe(manifest(fresh));
   });
