@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { valueEnd } from '../render/json-scan.js';
 
 /**
  * The previous version of a compact address document (the published release's file), cut into
@@ -23,34 +24,10 @@ export interface PreviousAddressDocument {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const TXID_LENGTH = 64;
 
 const isHexLower = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66);
-
-/** The end (after its closing bracket) of the object or array that opens at `start`; -1 if cut. */
-export function valueEnd(b: Buffer, start: number): number {
-  let depth = 0;
-  for (let i = start; i < b.length; i++) {
-    const c = b[i]!;
-    if (c === QUOTE) {
-      // Jump to the closing quote: the next quote not escaped by an odd run of backslashes.
-      for (;;) {
-        i = b.indexOf(QUOTE, i + 1);
-        if (i < 0) return -1;
-        let k = i - 1;
-        while (b[k] === BACKSLASH) k--;
-        if ((i - 1 - k) % 2 === 0) break;
-      }
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
-      if (--depth === 0) return i + 1;
-      if (depth < 0) return -1;
-    }
-  }
-  return -1;
-}
 
 /** The 64 lowercase hex digits at `at`, or undefined. */
 function txidAt(b: Buffer, at: number): string | undefined {

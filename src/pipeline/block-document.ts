@@ -1,4 +1,5 @@
 import type { Tx } from '../chain/tx.js';
+import { arrayElementRanges } from '../render/json-scan.js';
 import { formatTxTime, type TxPlacement } from '../render/tx.js';
 
 /**
@@ -21,35 +22,6 @@ export function txElement(text: Buffer, placement: TxPlacement): Buffer[] {
   const at = text.length - suffix.length;
   if (at <= 0 || text.toString('latin1', at) !== suffix) throw new Error(`internal: the tx document at height ${placement.height} does not end with its placement`);
   return [text.subarray(0, at), CLOSE];
-}
-
-/**
- * Where each element of a JSON array starts and ends in `text` ([start, end) pairs), the array
- * opening just before `from`; undefined when the array is not closed. Skips strings (with
- * their escapes) and nested brackets without parsing.
- */
-export function arrayElementRanges(text: Uint8Array, from: number): number[] | undefined {
-  const ranges: number[] = [];
-  let depth = 0;
-  let inString = false;
-  let start = from;
-  for (let i = from; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
-      if (depth-- > 0) continue;
-      if (i > start) ranges.push(start, i);
-      return ranges;
-    } else if (c === 0x2c && depth === 0) {
-      ranges.push(start, i);
-      start = i + 1;
-    }
-  }
-  return undefined;
 }
 
 /**

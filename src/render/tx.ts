@@ -1,3 +1,4 @@
+import { arrayElementRanges } from './json-scan.js';
 import { formatValue } from '../chain/amount.js';
 import { scriptAddress } from '../chain/address.js';
 import type { Network } from '../chain/networks.js';
@@ -98,26 +99,10 @@ const OUT_KEY = Buffer.from('"out":[');
  * cannot hold an unescaped quote).
  */
 export function outElementRanges(text: Uint8Array): number[] {
-  const open = Buffer.from(text.buffer, text.byteOffset, text.byteLength).indexOf(OUT_KEY);
+  const b = Buffer.from(text.buffer, text.byteOffset, text.byteLength);
+  const open = b.indexOf(OUT_KEY);
   if (open < 0) throw new Error('internal: tx document without an "out" array');
-  const ranges: number[] = [];
-  let depth = 0;
-  let inString = false;
-  let start = -1;
-  for (let i = open + OUT_KEY.length; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (depth++ === 0) start = i;
-    } else if (c === 0x7d || c === 0x5d) {
-      if (depth === 0) return ranges; // the array's closing bracket
-      if (--depth === 0) ranges.push(start, i + 1);
-    }
-  }
-  throw new Error('internal: tx document ends inside its "out" array');
+  const ranges = arrayElementRanges(b, open + OUT_KEY.length);
+  if (!ranges) throw new Error('internal: tx document ends inside its "out" array');
+  return ranges;
 }
