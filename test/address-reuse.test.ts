@@ -35,7 +35,7 @@ function documentOf(picked: typeof texts, address = ADDRESS): Buffer {
     out.forEach((o, vout) => void (o.next_in || unspent.push({ txid, vout, text, ranges })));
   }
   const summary = { address, hash160: 'ab'.repeat(20), txInCount: picked.length, txOutCount: 1, coinIn: 5n, coinOut: 2n };
-  return Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: new Map(picked.map((t) => [t.txid, t.text])) }));
+  return Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) }));
 }
 
 describe('parsePreviousAddressDocument', () => {

@@ -59,7 +59,7 @@ describe('renderAddressCompact', () => {
       });
     }
     const summary = { address: 'n1"\\é', hash160: 'ab'.repeat(20), txInCount: picked.length, txOutCount: 3, coinIn: 10n ** 20n, coinOut: 7n };
-    const compact = Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: new Map(picked.map((t) => [t.txid, t.text])) }));
+    const compact = Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) }));
     const plain = renderAddress({ ...summary, unspent: values, transactions: new Map(picked.map((t) => [t.txid, t.text.toString()])) });
     return [compact, plain];
   }

@@ -87,14 +87,19 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
     const transactions = new Map([...docTexts].map(([txid, text]) => [txid, text.toString('utf8')]));
     return [Buffer.from(renderAddress({ ...summary, unspent, transactions }, true), 'utf8')];
   }
+  const splice = unspentSplicer();
+  const unspent = unspentOuts.map(({ txid, vout }) => splice(txid, vout, docTexts.get(txid)!));
+  return renderAddressCompact({ ...summary, unspent, transactions: Array.from(docTexts, ([txid, text]) => ({ txid, text })) });
+}
+
+/** An unspent output's entry spliced from its tx's text; each tx's `out` ranges found once. */
+function unspentSplicer(): (txid: string, vout: number, text: Buffer) => UnspentSplice {
   const ranges = new Map<string, number[]>();
-  const unspent: UnspentSplice[] = unspentOuts.map(({ txid, vout }) => {
-    const text = docTexts.get(txid)!;
+  return (txid, vout, text) => {
     let r = ranges.get(txid);
     if (!r) ranges.set(txid, (r = outElementRanges(text)));
     return { txid, vout, text, ranges: r };
-  });
-  return renderAddressCompact({ ...summary, unspent, transactions: docTexts });
+  };
 }
 
 type Summary = Parameters<typeof renderAddressCompact>[0];
@@ -140,13 +145,11 @@ function spliceFromPrevious(
     reused++;
   }
   const unspent: (UnspentSplice | (EntryRun & { start: number; end: number }))[] = [];
-  const ranges = new Map<string, number[]>();
+  const splice = unspentSplicer();
   for (const { txid, vout } of unspentOuts) {
     const text = fresh.get(txid);
     if (text) {
-      let r = ranges.get(txid);
-      if (!r) ranges.set(txid, (r = outElementRanges(text)));
-      unspent.push({ txid, vout, text, ranges: r });
+      unspent.push(splice(txid, vout, text));
       continue;
     }
     const range = previous.unspent.get(`${txid}:${vout}`);

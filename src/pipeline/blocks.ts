@@ -90,9 +90,9 @@ const TASK_TXS = 2048;
 
 /**
  * Renders the main-chain blocks and their transactions on the render threads: all of them in a
- * full build; the new and touched ones in an incremental build (a block document embeds every
- * tx of its block, so a touched block costs its whole tx count), deleting the documents of
- * txs rolled back. The files of a txid that occurs twice in the chain (meta.duplicates) are
+ * full build; the new and touched ones in an incremental build (of a touched block only the
+ * txs whose `next_in` changed are rendered, the rest of its document is spliced: renderHeight;
+ * progress still counts its whole tx count), deleting the documents of txs rolled back. The files of a txid that occurs twice in the chain (meta.duplicates) are
  * written here, in chain order, so the later one wins as before.
  */
 export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {

@@ -72,17 +72,14 @@ const isRun = (e: object): e is EntryRun => 'raw' in e;
  * document as a list of byte parts, written with gathered writes (the tx bytes are never copied).
  */
 export function renderAddressCompact(
-  s: Omit<AddressSummary, 'unspent' | 'transactions'> & {
-    unspent: readonly (UnspentSplice | EntryRun)[];
-    transactions: ReadonlyMap<string, Uint8Array> | readonly (TxSplice | EntryRun)[];
-  },
+  s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly (UnspentSplice | EntryRun)[]; transactions: readonly (TxSplice | EntryRun)[] },
 ): Uint8Array[] {
   const parts: (string | Uint8Array)[] = [
     `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
       `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
   ];
   s.unspent.forEach((u, i) => {
-    if (isRun(u)) return void parts.push(i ? ',' : '', u.raw);
+    if (isRun(u)) return void parts.push(...(i ? [',', u.raw] : [u.raw]));
     const { txid, vout, text, ranges } = u;
     const start = ranges[2 * vout];
     const end = ranges[2 * vout + 1];
@@ -90,15 +87,15 @@ export function renderAddressCompact(
     const fields = text.subarray(start + 1, end - 1);
     parts.push(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`, fields, '}');
   });
-  const txs = s.transactions instanceof Map ? [...s.transactions].map(([txid, text]) => ({ txid, text })) : (s.transactions as readonly (TxSplice | EntryRun)[]);
-  const txSz = txs.reduce((n, t) => n + (isRun(t) ? t.count : 1), 0);
+  let txSz = 0;
+  for (const t of s.transactions) txSz += isRun(t) ? t.count : 1;
   parts.push(`],"tx_sz":${txSz},"transactions":{`);
-  txs.forEach((t, i) => {
-    if (isRun(t)) parts.push(i ? ',' : '', t.raw);
+  s.transactions.forEach((t, i) => {
+    if (isRun(t)) parts.push(...(i ? [',', t.raw] : [t.raw]));
     else parts.push(`${i ? ',' : ''}${JSON.stringify(t.txid)}:`, t.text);
   });
   parts.push('}}');
-  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)).filter((p) => p.length > 0);
+  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p));
 }
 
 /** The original's answer for an address with more relevant outputs than the cap. */
