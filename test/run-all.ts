@@ -31,7 +31,7 @@ interface Done {
 function run(name: string, args: string[], quiet: boolean): Promise<Done> {
   const start = Date.now();
   const child = spawn(process.execPath, args, { cwd: REPO, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
-  if (quiet) setPriority(child.pid!, 10);
+  if (quiet && child.pid !== undefined) setPriority(child.pid, 10);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
