@@ -5,16 +5,16 @@
 // altered must fall back to a whole render.
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { blockPath } from '../src/contract/layout.js';
 import { previousElements } from '../src/pipeline/block-document.js';
 import { arrayElementRanges } from '../src/render/json-scan.js';
-import { type BuildOptions } from '../src/site/build.js';
+import { type BuildOptions, type BuildReport } from '../src/site/build.js';
 import { type MemoryBlock } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';
-import { build as buildMemory, manifest, tempDir } from './memory-builds.js';
+import { build as buildMemory, keepOutput, manifest, tempDir } from './memory-builds.js';
 
 const tmp = tempDir('snapshot-splice-');
 
@@ -60,22 +60,35 @@ describe('older block documents are spliced, not re-rendered', () => {
     expect(manifest(inc)).toBe(manifest(tmp('threads-fresh')));
   });
 
-  it.each(['missing', 'altered', 'truncated'] as const)('a %s previous document falls back to a whole render with the same bytes', async (how) => {
+  describe('a previous document that cannot be spliced', () => {
+    // One first snapshot, put back before each case (at the same path: the output's path is a
+    // build option), and one full build of the later chain to compare with.
     const sc = scenario(43, { reorg: false });
-    const inc = tmp(`fallback-${how}`);
-    const first = await build(sc.before, inc, sc.m);
-    // The first snapshot's tip gains a next_block: always an older block of the second run.
-    const path = join(inc, blockPath(first.tip, 'json'));
-    const text = readFileSync(path, 'utf8');
-    const cbTxid = txidsOfBlock(inc, first.tip)[0]!;
-    unlinkSync(path); // a hard link shared with no other release: replace, never modify in place
-    if (how === 'altered') writeFileSync(path, text.replace(cbTxid, cbTxid.replace(/^./, (c) => (c === '0' ? '1' : '0'))));
-    if (how === 'truncated') writeFileSync(path, text.slice(0, text.indexOf('"mrkl_tree"') - 30));
-    const second = await build(sc.after, inc, sc.n);
-    expect(second.blockDocuments.fallback).toBe(1);
-    await build(sc.after, tmp(`fallback-${how}-fresh`), sc.n);
-    expect(manifest(inc)).toBe(manifest(tmp(`fallback-${how}-fresh`)));
-    expect(manifestMismatches(inc)).toEqual([]);
+    const inc = () => tmp('fallback');
+    let first: BuildReport;
+    let restore: () => void;
+    let fresh: string;
+    beforeAll(async () => {
+      first = await build(sc.before, inc(), sc.m);
+      restore = keepOutput(inc());
+      await build(sc.after, tmp('fallback-fresh'), sc.n);
+      fresh = manifest(tmp('fallback-fresh'));
+    });
+
+    it.each(['missing', 'altered', 'truncated'] as const)('a %s previous document falls back to a whole render with the same bytes', async (how) => {
+      restore();
+      // The first snapshot's tip gains a next_block: always an older block of the second run.
+      const path = join(inc(), blockPath(first.tip, 'json'));
+      const text = readFileSync(path, 'utf8');
+      const cbTxid = txidsOfBlock(inc(), first.tip)[0]!;
+      unlinkSync(path); // a hard link shared with no other release: replace, never modify in place
+      if (how === 'altered') writeFileSync(path, text.replace(cbTxid, cbTxid.replace(/^./, (c) => (c === '0' ? '1' : '0'))));
+      if (how === 'truncated') writeFileSync(path, text.slice(0, text.indexOf('"mrkl_tree"') - 30));
+      const second = await build(sc.after, inc(), sc.n);
+      expect(second.blockDocuments.fallback).toBe(1);
+      expect(manifest(inc())).toBe(fresh);
+      expect(manifestMismatches(inc())).toEqual([]);
+    });
   });
 
   it('pretty output renders older blocks whole, with the same bytes as a full build', async () => {

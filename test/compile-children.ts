@@ -69,6 +69,10 @@ export function compileChildren(): string {
   return dir;
 }
 
+/** Each vitest project loads and runs this setup on its own: the first one compiles, the others reuse its directory. */
+const memo = globalThis as { snapshotCompiledDir?: string };
+
 export default function setup(project: TestProject): void {
-  project.provide('compiledDir', compileChildren());
+  memo.snapshotCompiledDir ??= compileChildren();
+  project.provide('compiledDir', memo.snapshotCompiledDir);
 }

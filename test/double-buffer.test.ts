@@ -14,6 +14,7 @@ import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { scenario } from './chains.js';
 import { killIncrementalChildAt, manifestMismatches } from './helpers.js';
+import { keepOutput } from './memory-builds.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const; // nginx.conf names the tree's path: left out
@@ -74,17 +75,16 @@ async function expectH3(o: string, manifests: Record<number, string>): Promise<v
 }
 
 
-// Each case makes two to three small builds (and a child build): generous limits for a loaded machine.
+// Each case makes one or two small builds (and a child build): generous limits for a loaded machine.
 describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   let root: string;
   let out: string;
   const manifests: Record<number, string> = {};
-  /** An output built at H1 (full) then H2 (incremental): published H2, spare H1. (The output's path is a build option: not copied.) */
-  const prepared = async (name: string) => {
-    const o = join(root, name, 'out');
-    expect((await build(o, H1)).mode).toBe('full');
-    expect((await build(o, H2)).mode).toBe('incremental');
-    return o;
+  /** The output built at H1 (full) then H2 (incremental): published H2, spare H1; built once, put back before each case. */
+  let restore: () => void;
+  const prepared = () => {
+    restore();
+    return out;
   };
 
   beforeAll(async () => {
@@ -93,11 +93,16 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
       await build(join(root, `fresh-${h}`, 'out'), h);
       manifests[h] = manifestOf(join(root, `fresh-${h}`, 'out'));
     }
-    out = await prepared('inc');
+    // (The output's path is a build option: each case gets the prepared output back at the same path.)
+    out = join(root, 'prepared', 'out');
+    expect((await build(out, H1)).mode).toBe('full');
+    expect((await build(out, H2)).mode).toBe('incremental');
+    restore = keepOutput(out);
   }, 240_000);
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('after an incremental build the replaced release is kept as the one spare, unchanged (it still verifies as the older tree)', async () => {
+    prepared();
     const rel = `${out}.releases`;
     const current = readlinkSync(out).split('/')[1]!;
     const entries = readdirSync(rel).filter((e) => e !== MARKER_FILE && e !== current);
@@ -110,7 +115,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   });
 
   it('the next build stages into the spare: only the paths changed by the last two runs are touched, the result equals a full build, the manifest equals one computed from the tree', async () => {
-    const o = await prepared('next');
+    const o = prepared();
     const before = readlinkSync(o).split('/')[1]!;
     const spare = readdirSync(`${o}.releases`).find((e) => e.endsWith('.spare'))!.slice(0, -'.spare'.length);
     const t0 = await moment();
@@ -134,7 +139,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   });
 
   it('killed while bringing the spare up to date: out is the older snapshot and verifies; the next run equals a full build', async () => {
-    const o = await prepared('killed');
+    const o = prepared();
     await killIncrementalChildAt(o, SEED, H3, 'staging@half');
     expect(manifestOf(o)).toBe(manifests[H2]);
     expect(manifestMismatches(o)).toEqual([]);
@@ -150,7 +155,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   });
 
   it('killed right after the swap (the spare record written, the index not yet saved): out is the new snapshot; the next run is full and keeps no spare', async () => {
-    const o = await prepared('swapped');
+    const o = prepared();
     await killIncrementalChildAt(o, SEED, H3, 'swapped');
     expect(manifestOf(o)).toBe(manifests[H3]);
     expect(manifestMismatches(o)).toEqual([]);
@@ -161,7 +166,7 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
   });
 
   it('a spare whose record names another published release is not used (full link), and is removed', async () => {
-    const o = await prepared('stale');
+    const o = prepared();
     const rel = `${o}.releases`;
     const record = readdirSync(rel).find((e) => e.endsWith('.spare'))!;
     const text = readFileSync(join(rel, record), 'utf8');

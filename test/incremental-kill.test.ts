@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import { scenario } from './chains.js';
 import { killIncrementalChildAt, manifestMismatches } from './helpers.js';
+import { keepOutput } from './memory-builds.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const;
@@ -22,15 +23,19 @@ function manifestOf(dir: string): string {
 describe('SIGKILL during incremental builds (with a reorg)', () => {
   const sc = scenario(SEED, { reorg: true });
   let root: string;
-  let base: string;
+  let out: string;
+  let restore: () => void;
   let oldManifest: string;
   let newManifest: string;
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'snapshot-inckill-'));
-    base = join(root, 'base');
-    await buildSnapshot({ source: memorySource(NET, sc.before), outDir: join(base, 'out'), height: sc.m, hosts: HOSTS });
-    oldManifest = manifestOf(join(base, 'out'));
+    // Every case starts from this output, put back at the same path (the output's path is a build
+    // option: a copy elsewhere would make the child's build a full one, not an incremental one).
+    out = join(root, 'k', 'out');
+    await buildSnapshot({ source: memorySource(NET, sc.before), outDir: out, height: sc.m, hosts: HOSTS });
+    oldManifest = manifestOf(out);
+    restore = keepOutput(out);
     const fresh = join(root, 'fresh');
     await buildSnapshot({ source: memorySource(NET, sc.after), outDir: join(fresh, 'out'), height: sc.n, hosts: HOSTS });
     newManifest = manifestOf(join(fresh, 'out'));
@@ -47,9 +52,7 @@ describe('SIGKILL during incremental builds (with a reorg)', () => {
   ] as const)(
     'killed at %s: the %s snapshot, never a mix; the next run recovers',
     async (point, which) => {
-      const dir = join(root, `k-${point.replace(/\W/g, '-')}`);
-      cpSync(base, dir, { recursive: true, verbatimSymlinks: true });
-      const out = join(dir, 'out');
+      restore();
       await killIncrementalChildAt(out, SEED, sc.n, point);
       expect(manifestOf(out)).toBe(which === 'old' ? oldManifest : newManifest);
       expect(manifestMismatches(out)).toEqual([]);
