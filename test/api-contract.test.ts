@@ -8,7 +8,8 @@
  * must fail. The contract files must be in every built tree, served as JSON, and accepted by
  * `snapshot verify`.
  */
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -228,7 +229,7 @@ describe('API contract: the demo build', () => {
     await buildSnapshot({ source: demoSource(), outDir: out });
     await buildSnapshot({ source: demoSource(), outDir: capped, pretty: true, maxAddressTxouts: 3 });
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('every JSON document validates against its schema', () => {
     const { counts, failures } = checkTree(out);
@@ -422,7 +423,7 @@ describe.skipIf(!HAVE_SHARED)('API contract: the Bitcoin mainnet 0–599 build',
     const source = memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files');
     await buildSnapshot({ source, outDir: out });
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('every JSON document validates against its schema', () => {
     const { counts, failures } = checkTree(out);

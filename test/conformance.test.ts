@@ -7,9 +7,10 @@
  *       running without its file cache, i.e. everything through sirv),
  *   (b) real nginx with the generated config (proxying what it cannot answer to (a)),
  *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process,
- *   (d) the same glue in the real runtimes: the Cloudflare worker in workerd (`wrangler pages
- *       dev`, assets from the tree) and the Netlify function in Deno (test/runtimes/), skipped
- *       with the reason when a binary cannot run here.
+ *   (d) the same glue in the real runtimes: the Cloudflare worker in workerd with `env.ASSETS`
+ *       served by wrangler's Pages asset server (what `wrangler pages dev` runs) and the Netlify
+ *       function in Deno (test/runtimes/, test/fixtures/pages-host.ts), one process per runtime
+ *       for the three trees, skipped with the reason when a binary cannot run here.
  * Every front end must return the same bytes. Edge runtimes only ever see URLs the platform has
  * already parsed (WHATWG: dot segments resolved, '\' → '/'), so for targets that parsing changes
  * they must match the node server's answer for the parsed target.
@@ -21,7 +22,8 @@
  * not installed (.ci/run installs it).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -48,9 +50,9 @@ import { nginxConfig } from '../src/hosts/nginx.js';
 import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { writeTestTree, type TestTree } from './site-tree.js';
+import { writeTestTree } from './site-tree.js';
 import { keepAliveRequest, rawRequest, type RawResponse } from './http-raw.js';
-import { denoBinary, freePort, startDenoNetlify, startWranglerPages, wranglerBinary, type RuntimeProcess } from './runtimes/launch.js';
+import { denoBinary, freePort, startDenoNetlify, startPagesHost, workerdBinary, type Binary, type RuntimeProcess } from './runtimes/launch.js';
 
 const JSON_T = 'application/json; charset=utf-8';
 const BIN_T = 'application/octet-stream';
@@ -339,10 +341,11 @@ function staticFile(dir: string, pathname: string, cloudflare: boolean): Respons
 const HAVE_NGINX = spawnSync('sh', ['-c', 'command -v nginx || test -x /usr/sbin/nginx']).status === 0;
 const NGINX_BIN = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 if (!HAVE_NGINX) console.warn('nginx is not installed: the nginx conformance runs are skipped (apt-get install nginx-light)');
-/** The real edge runtimes (d): each started once per tree, in the background, in beforeAll. */
-const RUNTIMES = [
-  { front: 'Cloudflare _worker.js in workerd (wrangler pages dev)', binary: wranglerBinary(), start: startWranglerPages },
-  { front: 'Netlify Edge Function in Deno', binary: denoBinary(), start: startDenoNetlify },
+/** The real edge runtimes (d): each one process for all trees, started in the background once the trees exist. */
+const DENO = denoBinary();
+const RUNTIMES: { front: string; binary: Binary; start: (dirs: string[]) => Promise<RuntimeProcess> }[] = [
+  { front: "Cloudflare _worker.js in workerd (env.ASSETS: wrangler's Pages asset server)", binary: workerdBinary(), start: startPagesHost },
+  { front: 'Netlify Edge Function in Deno', binary: DENO, start: (dirs) => startDenoNetlify(DENO.path!, dirs) },
 ];
 for (const r of RUNTIMES) if (r.binary.skip) console.warn(`${r.binary.skip}: its real-runtime conformance run is skipped`);
 
@@ -374,12 +377,14 @@ async function startNginx(t: { dir: string; info: SiteInfo }, upstream: string |
     url,
     prefix,
     proc,
-    stop: () =>
-      new Promise<void>((ok) => {
-        if (proc.exitCode !== null) return ok();
-        proc.once('exit', () => ok());
+    stop: async () => {
+      if (proc.exitCode === null) {
+        const exited = new Promise((ok) => proc.once('exit', ok));
         proc.kill('SIGTERM');
-      }),
+        await exited;
+      }
+      await rm(prefix, { recursive: true, force: true });
+    },
   };
 }
 
@@ -399,23 +404,6 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R
 
 const silent = new Progress({ write: () => true } as unknown as NodeJS.WriteStream, false);
 
-/** Demo-chain builds shared by the suites below: the default one and one with a small address cap. */
-let built: Promise<{ root: string; demo: string; capped: string }> | undefined;
-function buildDemoTrees(): Promise<{ root: string; demo: string; capped: string }> {
-  built ??= (async () => {
-    const root = mkdtempSync(join(tmpdir(), 'conformance-'));
-    chmodSync(root, 0o755); // nginx workers run as an unprivileged user
-    const demo = join(root, 'demo');
-    const capped = join(root, 'capped');
-    await Promise.all([
-      buildSnapshot({ source: demoSource(), outDir: demo, progress: silent }),
-      buildSnapshot({ source: demoSource(), outDir: capped, progress: silent, maxAddressTxouts: 3 }),
-    ]);
-    return { root, demo, capped };
-  })();
-  return built;
-}
-
 /** Names the demo chain must have, with '/' and hostile bytes (see src/builder/demo.ts). */
 const DEMO_NAMES = ['d/history', '/lead', 'trail/', '..', 'd/100%', 'd/what?', 'd/with space', '~tilde', 'id/json', 'd/a/b'].map((n) => Buffer.from(n));
 const NON_UTF8_NAME = Buffer.from([0x64, 0x2f, 0xff, 0xfe]);
@@ -424,52 +412,72 @@ function readInfo(dir: string): SiteInfo {
   return JSON.parse(readFileSync(join(dir, SITE_INFO_PATH), 'utf8')) as SiteInfo;
 }
 
-const SUITES: { label: string; tree: () => Promise<Tree> }[] = [
-  {
-    label: 'demo chain build',
-    tree: async () => {
-      const { demo } = await buildDemoTrees();
-      const names = namesOf(listFiles(demo));
-      return { label: 'demo', dir: demo, info: readInfo(demo), names, richName: Buffer.from('d/history') };
-    },
-  },
-  {
-    label: 'demo chain build with maxAddressTxouts 3 (capped addresses)',
-    tree: async () => {
-      const { capped } = await buildDemoTrees();
-      return { label: 'capped', dir: capped, info: readInfo(capped), names: [], addressesOnly: true };
-    },
-  },
-  {
-    label: 'synthetic tree (NUL bytes and 255-byte names, static files, base58/bech32/capped)',
-    tree: async () => {
-      const t: TestTree = await writeTestTree();
-      return { label: 'synthetic', dir: t.dir, info: t.info, names: t.names };
-    },
-  },
+/**
+ * The three trees, made concurrently once: the demo chain, the demo chain with a small address
+ * cap, and the synthetic tree. The suites below run on them in this order.
+ */
+const SUITES = [
+  'demo chain build',
+  'demo chain build with maxAddressTxouts 3 (capped addresses)',
+  'synthetic tree (NUL bytes and 255-byte names, static files, base58/bech32/capped)',
 ];
+let made: Promise<{ dirs: string[]; trees: Tree[] }> | undefined;
+function allTrees(): Promise<{ dirs: string[]; trees: Tree[] }> {
+  made ??= (async () => {
+    const root = mkdtempSync(join(tmpdir(), 'conformance-'));
+    chmodSync(root, 0o755); // nginx workers run as an unprivileged user
+    const demo = join(root, 'demo');
+    const capped = join(root, 'capped');
+    const [synthetic] = await Promise.all([
+      writeTestTree(),
+      buildSnapshot({ source: demoSource(), outDir: demo, progress: silent }),
+      buildSnapshot({ source: demoSource(), outDir: capped, progress: silent, maxAddressTxouts: 3 }),
+    ]);
+    const trees: Tree[] = [
+      { label: 'demo', dir: demo, info: readInfo(demo), names: namesOf(listFiles(demo)), richName: Buffer.from('d/history') },
+      { label: 'capped', dir: capped, info: readInfo(capped), names: [], addressesOnly: true },
+      { label: 'synthetic', dir: synthetic.dir, info: synthetic.info, names: synthetic.names },
+    ];
+    return { dirs: [root, synthetic.dir], trees };
+  })();
+  return made;
+}
 
-for (const suite of SUITES) {
-  describe(`conformance: ${suite.label}`, () => {
+/** The real runtimes (d), each serving the three trees (URLs in SUITES order). */
+let runtimes: Map<string, Promise<RuntimeProcess>> | undefined;
+function startRuntimes(): Map<string, Promise<RuntimeProcess>> {
+  runtimes ??= new Map(
+    RUNTIMES.filter((r) => !r.binary.skip).map((r) => {
+      const started = allTrees().then(({ trees }) => r.start(trees.map((t) => t.dir)));
+      started.catch(() => undefined); // reported by its tests
+      return [r.front, started] as const;
+    }),
+  );
+  return runtimes;
+}
+
+beforeAll(() => {
+  startRuntimes(); // in the background, while the first suites run on the node server and nginx
+});
+afterAll(async () => {
+  await Promise.all([...(runtimes?.values() ?? [])].map((p) => p.then((r) => r.stop(), () => undefined)));
+  // fs/promises: unlinks in parallel (rmSync takes seconds for the ~6000 files on a busy disk).
+  await Promise.all((made ? (await made).dirs : []).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+for (const [suiteIndex, suite] of SUITES.entries()) {
+  describe(`conformance: ${suite}`, () => {
     let t: Tree;
     let rows: Row[];
     let node: RunningServer;
     const nodeGot = new Map<string, Got>();
-    const runtimes = new Map<string, Promise<RuntimeProcess>>();
 
     beforeAll(async () => {
-      t = await suite.tree();
+      t = (await allTrees()).trees[suiteIndex]!;
       rows = buildTable(t);
       node = await startServer({ dir: t.dir, port: 0 });
-      for (const r of RUNTIMES) {
-        if (r.binary.skip) continue;
-        const started = r.start(r.binary.path!, t.dir);
-        started.catch(() => undefined); // reported by its test
-        runtimes.set(r.front, started);
-      }
     });
     afterAll(async () => {
-      await Promise.all([...runtimes.values()].map((p) => p.then((r) => r.stop(), () => undefined)));
       await node?.close();
     });
 
@@ -589,20 +597,21 @@ for (const suite of SUITES) {
 
     for (const { front, binary } of RUNTIMES) {
       it.skipIf(binary.skip !== undefined)(`(d) ${front}`, { timeout: 180_000 }, async () => {
-        const runtime = await runtimes.get(front)!;
+        const runtime = await startRuntimes().get(front)!;
+        const url = runtime.urls[suiteIndex]!;
         const t0 = performance.now();
         const agent = new Agent({ keepAlive: true, maxSockets: 8 });
         try {
-          const n = await runEdge(front, async (_url, target) => fromRaw(await keepAliveRequest(agent, runtime.url, target)), 8);
+          const n = await runEdge(front, async (_url, target) => fromRaw(await keepAliveRequest(agent, url, target)), 8);
           console.log(`conformance ${t.label}: ${front}: ${n} requests, 0 differences, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
           // HEAD and conditional GET through the glue: the platform's ETag, 304 keeping the API's headers.
           const sample = [JSON_T, BIN_T, HEX_T].map((type) => rows.find((r) => r.status === 200 && r.type === type && /^[\w/.-]+$/.test(r.target))).filter((r) => r !== undefined);
           for (const row of sample) {
-            const head = await keepAliveRequest(agent, runtime.url, row.target, 'HEAD');
+            const head = await keepAliveRequest(agent, url, row.target, 'HEAD');
             check(`${front} HEAD`, { ...row, body: Buffer.alloc(0) }, fromRaw(head));
             const etag = head.headers['etag'];
             expect(etag, `${front} ETag of ${row.target}`).toBeTruthy();
-            const again = await keepAliveRequest(agent, runtime.url, row.target, 'GET', { 'If-None-Match': etag! });
+            const again = await keepAliveRequest(agent, url, row.target, 'GET', { 'If-None-Match': etag! });
             check(`${front} If-None-Match`, { ...row, status: 304, body: Buffer.alloc(0) }, fromRaw(again));
           }
         } catch (e) {
@@ -616,6 +625,3 @@ for (const suite of SUITES) {
   });
 }
 
-afterAll(async () => {
-  if (built) rmSync((await built).root, { recursive: true, force: true });
-});

@@ -6,6 +6,7 @@
 // with exactly that kind, naming the blk file and the absolute offset. A few rows run whole
 // builds over a published tree and check that it stays and still verifies.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Block as BjsBlock } from 'bitcoinjs-lib';
@@ -305,9 +306,9 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
     for (let k = 0; k < 30; k++) rows.push(cutRow(nb, rng));
     for (let k = 0; k < 10; k++) rows.push(truncateRow(nb, rng));
   });
-  afterAll(() => {
+  afterAll(async () => {
     console.log(`corrupted-input table: ${JSON.stringify(tally)}`);
-    rmSync(tmpRoot, { recursive: true, force: true });
+    await rm(tmpRoot, { recursive: true, force: true });
   });
 
   it('has at least 200 rows, with every kind of damage', () => {
@@ -377,7 +378,7 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: whole builds keep the publis
     }
     manifestBefore = readFileSync(join(out, '_manifest.json'), 'utf8');
   }, 120_000);
-  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  afterAll(() => rm(base, { recursive: true, force: true }));
 
   const rng = mulberry32(7);
   const cases: [string, (c: Chain) => Row][] = [

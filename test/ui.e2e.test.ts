@@ -2,9 +2,9 @@
  * The browsing UI end to end: the demo chain built into a temp dir, served by `snapshot serve`'s
  * server, driven in Debian's headless Chromium through playwright-core. Searches each kind,
  * follows links block → tx → address → name → history, checks what is shown against the JSON
- * the same server returns, times every render (< 1 s), watches the console and saves
- * screenshots under test-output/ui/ for a human look: light and dark at desktop width, and every
- * kind of page at 1280 and 390 px (`<page>-desktop.png`, `<page>-390.png`).
+ * the same server returns, times every render, watches the console and, with UI_SCREENSHOTS=1,
+ * saves screenshots under test-output/ui/ for a human look: light and dark at desktop width, and
+ * every kind of page at 1280 and 390 px (`<page>-desktop.png`, `<page>-390.png`).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

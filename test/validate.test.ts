@@ -3,6 +3,7 @@
 // rules of src/chain/validate.ts on real blocks and on blocks changed one rule at a time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +80,7 @@ describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbi
   beforeAll(() => {
     base = mkdtempSync(join(tmpdir(), 'snapshot-validate-'));
   });
-  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  afterAll(() => rm(base, { recursive: true, force: true }));
 
   it('flipping byte 1332 of blk00000.dat (block 5’s coinbase value) fails --height 599 naming kind, file, offset, height and hash; nothing is published', async () => {
     const b0 = Buffer.from(NB());
@@ -154,7 +155,7 @@ describe.skipIf(!HAVE_SHARED)('issue 11 item 8: a record that does not parse is 
   beforeAll(() => {
     base = mkdtempSync(join(tmpdir(), 'snapshot-validate-parse-'));
   });
-  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  afterAll(() => rm(base, { recursive: true, force: true }));
 
   it('block 5 announcing 2 txs (it holds 1): the error is at the end of the block in blk00000.dat, not at an offset inside the block', async () => {
     const b0 = Buffer.from(NB());
@@ -195,7 +196,7 @@ describe('every source is validated: in-memory (builder) and off-chain blocks', 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'snapshot-validate-mem-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('the duplicated-tail merkle mutation (same root, a repeated tx) is refused: bad-txns-duplicate, naming the source and height', async () => {
     const blocks = builderChain();

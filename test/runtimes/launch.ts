@@ -1,20 +1,20 @@
 /**
- * Starts the real edge runtimes on a built tree, for the conformance suite:
- *   - Cloudflare Pages: `wrangler pages dev <tree>` (workerd, the Workers runtime, runs the
- *     tree's `_worker.js/` with `env.ASSETS` served by wrangler's Pages asset server);
- *   - Netlify: Deno runs `netlify-host.ts`, which calls the tree's edge function the way
+ * Starts the real edge runtimes on built trees, for the conformance suite, one process per
+ * runtime serving every tree (one port each):
+ *   - Cloudflare Pages: workerd, the Workers runtime, runs each tree's `_worker.js/` with
+ *     `env.ASSETS` served by wrangler's Pages asset server (test/fixtures/pages-host.ts);
+ *   - Netlify: Deno runs `netlify-host.ts`, which calls each tree's edge function the way
  *     Netlify's edge does (see there).
- * Both binaries come from npm devDependencies (`wrangler` brings `workerd`; `deno` its binary).
- * Each runtime is a process group of its own, stopped by its group id.
+ * Both binaries come from npm devDependencies (`wrangler` brings `workerd` and `miniflare`;
+ * `deno` its binary). Each runtime is a process group of its own, stopped by its group id.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rawRequest } from '../http-raw.js';
+import { nodeArgs } from '../helpers.js';
 
 const require = createRequire(import.meta.url);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -23,7 +23,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const COMPATIBILITY_DATE = '2025-09-01';
 
 export interface RuntimeProcess {
-  url: string;
+  /** One base URL per tree, in the order given. */
+  urls: string[];
   /** stdout + stderr so far. */
   output(): string;
   /** Stops the whole process group and resolves once none of its processes is left. */
@@ -53,11 +54,16 @@ export function denoBinary(): Binary {
   return probe('deno', () => (require('deno/install_api.cjs') as { runInstall(): string }).runInstall(), ['--version']);
 }
 
-/** workerd (probed directly: wrangler only runs where it does), and wrangler's CLI entry. */
-export function wranglerBinary(): Binary {
+/** workerd (its npm package's binary, probed directly); the host runs it through Miniflare. */
+export function workerdBinary(): Binary {
   const workerd = probe('workerd', () => (require('workerd') as { default: string }).default, ['--version']);
   if (workerd.skip) return workerd;
-  return { path: join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js') };
+  try {
+    createRequire(require.resolve('wrangler')).resolve('miniflare');
+  } catch (e) {
+    return { skip: `miniflare or wrangler is not installed (${(e as Error).message.split('\n')[0]}): npm ci installs them` };
+  }
+  return workerd;
 }
 
 export async function freePort(): Promise<number> {
@@ -79,8 +85,8 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Collects the output, resolves once `ready` gives the URL, stops the group on failure. */
-function track(proc: ChildProcess, ready: (output: () => string) => Promise<string>, cleanup: () => void): Promise<RuntimeProcess> {
+/** Collects the output, resolves once `ready` gives the URLs, stops the group on failure. */
+function track(proc: ChildProcess, ready: () => Promise<string[]>): Promise<RuntimeProcess> {
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
@@ -95,10 +101,9 @@ function track(proc: ChildProcess, ready: (output: () => string) => Promise<stri
       if (i > 200) throw new Error(`process group ${pgid} still alive after SIGKILL`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    cleanup();
   };
   return Promise.race([
-    ready(output).then((url) => ({ url, output, stop })),
+    ready().then((urls) => ({ urls, output, stop })),
     exited.then(() => {
       throw new Error(`runtime exited before it was ready:\n${out.slice(-3000)}`);
     }),
@@ -108,58 +113,42 @@ function track(proc: ChildProcess, ready: (output: () => string) => Promise<stri
   });
 }
 
-async function waitReady(url: string, deadline: number, what: string, output: () => string): Promise<string> {
-  for (;;) {
-    try {
-      await rawRequest(url, '/');
-      return url;
-    } catch (e) {
-      if (Date.now() > deadline) throw new Error(`${what} did not answer on ${url}: ${(e as Error).message}\n${output().slice(-3000)}`, { cause: e });
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+/** Resolves with the first line of stdout that `parse` accepts. */
+function readyLine<T>(proc: ChildProcess, parse: (line: string) => T | undefined): Promise<T> {
+  return new Promise<T>((ok) => {
+    let buf = '';
+    proc.stdout!.on('data', (d) => {
+      buf += d;
+      for (const line of buf.split('\n').slice(0, -1)) {
+        const got = line.startsWith('{') ? parse(line) : undefined;
+        if (got !== undefined) return ok(got);
+      }
+    });
+  });
 }
 
-/** `wrangler pages dev <dir>`: the tree's `_worker.js/` in workerd, `env.ASSETS` = the tree. */
-export async function startWranglerPages(wrangler: string, dir: string): Promise<RuntimeProcess> {
-  const [port, inspector] = [await freePort(), await freePort()];
-  // wrangler keeps its state (.wrangler/) in the working directory and logs in the config dir.
-  const work = mkdtempSync(join(tmpdir(), 'wrangler-'));
-  const proc = spawn(
-    process.execPath,
-    // The real path: wrangler finds its bundled entry relative to the directory it is given, which
-    // is wrong through a symlink (a built `out` is a symlink into `<out>.releases/`).
-    [wrangler, 'pages', 'dev', realpathSync(dir), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--compatibility-date', COMPATIBILITY_DATE, '--log-level', 'warn'],
-    {
-      cwd: work,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // No metrics, and the placeholder `request.cf` instead of fetching one from workers.cloudflare.com.
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', XDG_CONFIG_HOME: work, CI: '1', NO_COLOR: '1' },
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  return track(proc, (output) => waitReady(url, deadline, 'wrangler pages dev', output), () => rmSync(work, { recursive: true, force: true }));
+/**
+ * The trees' `_worker.js/` in workerd, one worker per tree, each with `env.ASSETS` = wrangler's
+ * Pages asset server on that tree (see test/fixtures/pages-host.ts). One process group.
+ */
+export function startPagesHost(dirs: string[]): Promise<RuntimeProcess> {
+  const proc = spawn(process.execPath, [...nodeArgs(join(HERE, '..', 'fixtures', 'pages-host.ts')), COMPATIBILITY_DATE, ...dirs], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // No metrics; the placeholder `request.cf` instead of fetching one from workers.cloudflare.com.
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1' },
+  });
+  return track(proc, () => readyLine(proc, (l) => (JSON.parse(l) as { urls?: string[] }).urls));
 }
 
-/** Deno running `netlify-host.ts` on the tree (it prints its port once listening). */
-export async function startDenoNetlify(deno: string, dir: string): Promise<RuntimeProcess> {
+/** Deno running `netlify-host.ts` on the trees, one port per tree (it prints them once listening). */
+export function startDenoNetlify(deno: string, dirs: string[]): Promise<RuntimeProcess> {
   const host = join(HERE, 'netlify-host.ts');
-  const tree = realpathSync(dir);
-  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${tree},${HERE}`, '--allow-net=127.0.0.1', host, tree], {
+  const trees = dirs.map((d) => realpathSync(d));
+  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${[...trees, HERE].join(',')}`, '--allow-net=127.0.0.1', host, ...trees], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
   });
-  const ready = () =>
-    new Promise<string>((ok) => {
-      let buf = '';
-      proc.stdout!.on('data', (d) => {
-        buf += d;
-        const m = /\{"port":(\d+)\}/.exec(buf);
-        if (m) ok(`http://127.0.0.1:${m[1]}`);
-      });
-    });
-  return track(proc, ready, () => undefined);
+  return track(proc, () => readyLine(proc, (l) => (JSON.parse(l) as { ports?: number[] }).ports?.map((p) => `http://127.0.0.1:${p}`)));
 }

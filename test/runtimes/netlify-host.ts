@@ -3,9 +3,11 @@
  * way Netlify's edge does, so the conformance suite can run the generated glue in Deno, the
  * runtime Netlify Edge Functions run in.
  *
- *   deno run --allow-read=<tree> --allow-net=127.0.0.1 test/runtimes/netlify-host.ts <tree>
+ *   deno run --allow-read=<tree>,… --allow-net=127.0.0.1 test/runtimes/netlify-host.ts <tree>...
  *
- * Prints `{"port":N}` on stdout once listening. What it emulates of the platform:
+ * Each tree is a site of its own on a port of its own (its own module instance of the function).
+ * Prints `{"ports":[N,…]}` (in the order of the trees) on stdout once every site listens. What it
+ * emulates of the platform:
  * - the function (`<tree>/_netlify/edge-functions/api.js`) runs for every request whose path
  *   matches its `config.path` (a URLPattern pathname, as on Netlify), with `(request, context)`;
  * - its return value: a Response is sent; `undefined` continues to the origin (the static file);
@@ -95,27 +97,32 @@ async function origin(root: string, request: Request): Promise<Response> {
   return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers });
 }
 
-async function main(): Promise<void> {
-  const dir = Deno.args[0];
-  if (!dir) throw new Error('usage: netlify-host.ts <tree>');
+/** Serves one tree on a port of its own; resolves with the port once listening. */
+async function serveTree(dir: string): Promise<{ port: number; finished: Promise<void> }> {
   const root = (await Deno.realPath(dir)) + '/';
   const mod = (await import(new URL(FUNCTION_FILE, 'file://' + root).href)) as EdgeModule;
   const paths = asList(mod.config?.path).map((p) => new URLPattern({ pathname: p }));
   const excluded = asList(mod.config?.excludedPath).map((p) => new URLPattern({ pathname: p }));
   const matches = (url: string) => paths.some((p) => p.test(url)) && !excluded.some((p) => p.test(url));
 
-  const server = Deno.serve(
-    { port: 0, hostname: '127.0.0.1', onListen: ({ port }) => console.log(JSON.stringify({ port })) },
-    async (request) => {
-      if (!matches(request.url)) return origin(root, request);
-      const context: NetlifyContext = { next: (req) => origin(root, req ?? request), site: { url: new URL(request.url).origin } };
-      const result = await mod.default(request, context);
-      if (result instanceof Response) return result;
-      if (result instanceof URL) return origin(root, new Request(result, request));
-      return context.next();
-    },
-  );
-  await server.finished;
+  let listening!: (port: number) => void;
+  const port = new Promise<number>((ok) => (listening = ok));
+  const server = Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: (addr) => listening(addr.port) }, async (request) => {
+    if (!matches(request.url)) return origin(root, request);
+    const context: NetlifyContext = { next: (req) => origin(root, req ?? request), site: { url: new URL(request.url).origin } };
+    const result = await mod.default(request, context);
+    if (result instanceof Response) return result;
+    if (result instanceof URL) return origin(root, new Request(result, request));
+    return context.next();
+  });
+  return { port: await port, finished: server.finished };
+}
+
+async function main(): Promise<void> {
+  if (Deno.args.length === 0) throw new Error('usage: netlify-host.ts <tree>...');
+  const servers = await Promise.all(Deno.args.map(serveTree));
+  console.log(JSON.stringify({ ports: servers.map((s) => s.port) }));
+  await Promise.all(servers.map((s) => s.finished));
 }
 
 await main();

@@ -21,6 +21,11 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 export const SCREENSHOT_DIR = join(process.cwd(), 'test-output', 'ui');
+/**
+ * Screenshots are for a human look, not checked by anything: taken only when asked for
+ * (`UI_SCREENSHOTS=1`), as they are about a third of the CPU time of the UI tests.
+ */
+export const SCREENSHOTS = process.env.UI_SCREENSHOTS === '1';
 
 export interface Browser {
   context: BrowserContext;
@@ -111,8 +116,9 @@ export async function click(b: Browser, selector: string, kind: string): Promise
   return act(b, `click ${selector}`, kind, () => b.page.click(selector));
 }
 
-/** Full-page screenshots in the light and the dark scheme (test-output/ui/<name>-light|dark.png). */
+/** Full-page screenshots in the light and the dark scheme (test-output/ui/<name>-light|dark.png), if SCREENSHOTS. */
 export async function screenshots(b: Browser, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   for (const scheme of ['light', 'dark'] as const) {
     await b.page.emulateMedia({ colorScheme: scheme });
@@ -139,8 +145,9 @@ export function decimal(units: number): string {
   return `${neg ? '-' : ''}${s.slice(0, -8)}.${s.slice(-8)}`;
 }
 
-/** One full-page screenshot in the light scheme at the current viewport (test-output/ui/<name>.png). */
+/** One full-page screenshot in the light scheme at the current viewport (test-output/ui/<name>.png), if SCREENSHOTS. */
 export async function screenshot(b: Browser, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await b.page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0)); // the sticky header at the top
   await b.page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true, animations: 'disabled' });
