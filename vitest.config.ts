@@ -31,8 +31,8 @@ class SlowestFirst extends BaseSequencer {
   }
 }
 
-// Files that keep a fresh process each: they mock modules (verify-chain), start servers and
-// browsers, or run the runtimes. Every other file shares its worker's process with the files run
+// Files that keep a fresh process each: they mock modules (verify-chain), start browsers, run the
+// edge runtimes or install the package. Every other file shares its worker's process with the files run
 // before it (isolate: false): the sources are imported and the worker and UI bundles made once
 // per worker instead of once per file (−22% CPU over those files). A file there must leave no
 // global state behind (no mocks, stubs, fake timers, chdir or env changes).
@@ -40,12 +40,7 @@ const ISOLATED = [
   'test/conformance.test.ts',
   'test/ui.e2e.test.ts',
   'test/package.test.ts',
-  'test/api-contract.test.ts',
-  'test/serve*.test.ts',
-  'test/router.test.ts',
-  'test/verify*.test.ts',
-  'test/validate.test.ts',
-  'test/corrupt-blocks.test.ts',
+  'test/verify-chain.test.ts',
 ];
 
 export default defineConfig({

@@ -126,8 +126,10 @@ describe('snapshot serve', () => {
 
   it('closes gracefully: in-flight requests finish, new connections are refused', async () => {
     const s2 = await startServer({ dir: t.dir, port: 0 });
+    // Closed once the server has the request (a fixed wait lost the race on a loaded machine).
+    const received = new Promise((r) => s2.server.once('request', r));
     const inflight = rawRequest(s2.url, `/block/${t.blocks[0]}.hex`);
-    await new Promise((r) => setTimeout(r, 5));
+    await received;
     await s2.close();
     expect((await inflight).status).toBe(200);
     await expect(rawRequest(s2.url, '/stats.json')).rejects.toThrow();
