@@ -21,7 +21,8 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
 import { prepareStaging } from '../publish/staging.js';
-import { mergeManifest, writeManifest } from '../publish/manifest.js';
+import { writeManifest } from '../publish/manifest.js';
+import { resetRowsDir } from '../publish/manifest-rows.js';
 import { SiteWriter } from '../publish/writer.js';
 
 export interface BuildOptions {
@@ -104,6 +105,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
   const full = fullReason !== undefined;
 
   const index = new ChainIndex(store, new BlocksSpill(join(stateDir, 'blocks.spill')), net);
+  const rowsDir = join(stateDir, 'manifest-rows.tmp');
   let writer: SiteWriter | undefined;
   let pool: RenderPool | undefined;
   let staging: string | undefined;
@@ -121,8 +123,8 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     progress.begin('staging');
     // Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
     staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
-    if (full) store.files.clearSync();
-    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
+    resetRowsDir(rowsDir);
+    writer = new SiteWriter(staging, rowsDir, full ? 'fresh' : 'update');
     await store.root.flushed; // the render threads read the index
     pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
     const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
@@ -134,15 +136,13 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const [names, nonUtf8Names] = namecoin ? await writeNames(ctx) : [0, 0];
     const tipHash = await writeSiteFiles(ctx, outDir, hosts, side, orphan);
 
-    // Documents → published tree: the manifest, then the swap.
-    await writer.flush();
-    await store.root.flushed;
+    // Documents → published tree: the manifest (the threads' sorted runs of rows merged, with the published one if incremental), then the swap.
+    await pool.seal();
+    await writer.seal();
     progress.begin('manifest');
-    const listed = store.files.getCount();
-    const onListed = (done: number) => progress.update(done, listed, 'files');
     const [manifestPath, changed] = [join(staging, MANIFEST_PATH), full ? undefined : writer.changed];
-    // Incremental: the published manifest merged with this run's changes (O(changes) index reads).
-    const manifest = changed ? mergeManifest(join(publishedDir(outDir)!, MANIFEST_PATH), store.files, changed, manifestPath, onListed) : writeManifest(store.files, manifestPath, onListed);
+    const previous = changed && join(publishedDir(outDir)!, MANIFEST_PATH);
+    const manifest = writeManifest(rowsDir, previous, manifestPath, pool.sealedRows + writer.sealedRows, (done, total) => progress.update(done, total, 'files'));
     progress.end();
 
     await opts.beforePublish?.();
@@ -190,6 +190,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     await step(() => pool?.close());
     await step(() => index.spill.close());
     await step(() => store.close());
+    await step(() => rmSync(rowsDir, { recursive: true, force: true }));
     await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
   }
 }
