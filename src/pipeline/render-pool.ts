@@ -38,6 +38,8 @@ export class RenderPool {
   private nextId = 0;
   private readonly gate = new ThreadGate();
   private ending = false;
+  /** Set when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
+  rawWritten = false;
   private skipped: [number, number][] = [];
   /** How the block documents were made so far. */
   readonly blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
@@ -74,6 +76,7 @@ export class RenderPool {
       mode: this.writer.mode,
       duplicates: this.duplicates,
       rowsDir: this.writer.rowsDir,
+      rawWritten: this.rawWritten,
     };
   }
 

@@ -36,6 +36,8 @@ export interface RenderWorkerData {
   /** Where its manifest rows go, and the name of its runs. */
   rowsDir: string;
   rowsName: string;
+  /** The `.bin` and `.hex` files were written during the scan (a full build): write only the documents. */
+  rawWritten: boolean;
 }
 
 export type RenderTask =
@@ -129,6 +131,7 @@ export class Renderer {
             },
             previous: (rel) => (d.mode === 'update' ? readPrevious(join(d.root, rel)) : undefined),
             block: (kind) => void blockDocuments[kind]++,
+            raw: !d.rawWritten,
           });
         });
       } else {

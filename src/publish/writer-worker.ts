@@ -25,11 +25,12 @@ export interface WriterWorkerData {
   rowsName: string;
 }
 
-/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes. */
+/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes; `hex[i]` 1: the file is those bytes in hex. */
 export interface WriteBatch {
   paths: string[];
   ends: Int32Array;
   data: ArrayBuffer;
+  hex?: Uint8Array;
 }
 
 /** Per file: 0 written, 1 unchanged, 2 deleted, 3 absent (nothing to delete). */
@@ -148,7 +149,7 @@ export function writeFile(
 }
 
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
-export function writeBatch(root: string, update: boolean, dirs: Set<string>, rows: ManifestRows, { paths, ends, data }: WriteBatch, at: { path: string }): WorkerReply {
+export function writeBatch(root: string, update: boolean, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, hex }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
   const all = Buffer.from(data);
   const status = new Uint8Array(paths.length);
@@ -160,6 +161,7 @@ export function writeBatch(root: string, update: boolean, dirs: Set<string>, row
       bytesOf = all.subarray(start, ends[i]);
       start = ends[i]!;
       bytes += bytesOf.length;
+      if (hex?.[i]) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
     }
     status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at);
   });

@@ -1,10 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import { ioError } from '../index/io-error.js';
-import { DELETED, UNCHANGED, WRITTEN, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
+import { DELETED, UNCHANGED, WRITTEN, type WorkerReply, type WriteBatch, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { startWorker } from './worker-start.js';
 import { ThreadGate } from './thread-gate.js';
 
-type Entry = [string, Uint8Array | null];
+/** A path and its bytes (null: delete it); `true`: write the bytes as hex. */
+type Entry = [string, Uint8Array | null, boolean?];
 
 export type { WriteMode };
 
@@ -103,16 +104,21 @@ export class SiteWriter {
     }
   }
 
-  private push(rel: string, data: Uint8Array | null): void {
+  private push(rel: string, data: Uint8Array | null, hex?: boolean): void {
     if (this.gate.failure) throw this.gate.failure;
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
-    lane.batch.push([rel, data]);
+    lane.batch.push(hex ? [rel, data, hex] : [rel, data]);
     lane.batchBytes += data?.length ?? 0;
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
   write(rel: string, data: string | Uint8Array): void {
     this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  /** Writes `raw` as hex text (encoded on the writer thread). */
+  writeHex(rel: string, raw: Uint8Array): void {
+    this.push(rel, raw, true);
   }
 
   delete(rel: string): void {
@@ -132,9 +138,10 @@ export class SiteWriter {
       }
     });
     const paths = lane.batch.map(([rel]) => rel);
+    const hex = lane.batch.some((e) => e[2]) ? Uint8Array.from(lane.batch, (e) => (e[2] ? 1 : 0)) : undefined;
     lane.sent.push(paths);
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage({ paths, ends, data: data.buffer }, [data.buffer]);
+    lane.worker.postMessage({ paths, ends, data: data.buffer, hex } satisfies WriteBatch, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }
