@@ -7,6 +7,8 @@ const DELETED_MARK = '-'.repeat(64);
 /** Rows a log keeps in memory before it writes them out as one sorted run. */
 const RUN_ROWS = 100_000;
 
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+
 /** Paths with UTF-16 code units ≥ 0xD800 sort differently as JS strings than as UTF-8 bytes. */
 const WIDE = /[\ud800-\uffff]/;
 
@@ -71,18 +73,26 @@ export class ManifestRows {
     onPath(path, 'writing', () => {
       const fd = openSync(path, 'wx');
       try {
-        const chunk = Buffer.allocUnsafe(1 << 20);
+        let chunk = Buffer.allocUnsafe(1 << 20);
         let at = 0;
         for (let k = 0; k < n; k++) {
           const i = order[k]!;
           if (k + 1 < n && paths[order[k + 1]!] === paths[i]) continue; // rewritten later in this run
-          const line = `${sizes[i]! < 0 ? DELETED_MARK : digests.toString('hex', i * 32, i * 32 + 32)} ${Math.max(sizes[i]!, 0)} ${paths[i]}\n`;
-          if (at + line.length * 3 > chunk.length) {
+          const path = paths[i]!;
+          const room = 64 + 20 + path.length * 3;
+          if (at + room > chunk.length) {
             writeAll(fd, chunk.subarray(0, at));
             at = 0;
+            if (room > chunk.length) chunk = Buffer.allocUnsafe(room);
           }
-          if (line.length * 3 > chunk.length) writeAll(fd, Buffer.from(line, 'utf8'));
-          else at += chunk.write(line, at, 'utf8');
+          // `<sha256 hex> <size> <path>\n` written in place (no string per line).
+          if (sizes[i]! < 0) at += chunk.write(DELETED_MARK, at, 'latin1');
+          else for (let j = i * 32, end = j + 32; j < end; j++) (chunk[at++] = HEX[digests[j]! >> 4]!), (chunk[at++] = HEX[digests[j]! & 15]!);
+          chunk[at++] = 32;
+          at += chunk.write(String(Math.max(sizes[i]!, 0)), at, 'latin1');
+          chunk[at++] = 32;
+          at += chunk.write(path, at, 'utf8');
+          chunk[at++] = 10;
           this.rows++;
         }
         writeAll(fd, chunk.subarray(0, at));
