@@ -2,12 +2,13 @@
 // index write per file), and in an incremental build from the published manifest and the
 // run's changes: the bytes equal a manifest computed from the tree from first principles.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeManifest } from '../src/publish/manifest.js';
 import { ManifestRows, resetRowsDir } from '../src/publish/manifest-rows.js';
+import { SiteWriter } from '../src/publish/writer.js';
 
 let dir: string;
 beforeAll(() => {
@@ -91,7 +92,7 @@ describe('writeManifest from runs of rows', () => {
     // No changes: the published manifest, byte for byte.
     resetRowsDir(rowsDir);
     writeManifest(rowsDir, merged, join(dir, 'same'), 0);
-    expect(readFileSync(join(dir, 'same'))).toEqual(readFileSync(merged));
+    expect(readFileSync(join(dir, 'same'), 'utf8')).toBe(readFileSync(merged, 'utf8'));
   });
 
   it('from an empty previous manifest; refuses one that is not a manifest, naming the file, and a path two threads wrote', () => {
@@ -108,5 +109,39 @@ describe('writeManifest from runs of rows', () => {
     a.written('tx/000100.json', 1, sha('x'), 0);
     a.seal();
     expect(() => writeManifest(rowsDir, undefined, join(dir, 'y'), 0)).toThrow('tx/000100.json was written by two threads');
+  });
+});
+
+describe('SiteWriter', () => {
+  it('its threads keep the rows of what they wrote (hex encoded there), deleted, and rewrote; sealed, the manifest lists the tree; no write after the seal', async () => {
+    const root = join(dir, 'tree');
+    const rowsDir = join(dir, 'writer-rows');
+    mkdirSync(root);
+    resetRowsDir(rowsDir);
+    writeFileSync(join(root, 'old.json'), 'to delete');
+    const writer = new SiteWriter(root, rowsDir, 'fresh');
+    const tree: Record<string, string> = {};
+    try {
+      for (let i = 0; i < 1000; i++) {
+        const raw = Buffer.from(`raw ${i}`);
+        writer.write(`tx/${i}.bin`, raw);
+        writer.writeHex(`tx/${i}.hex`, raw);
+        tree[`tx/${i}.bin`] = raw.toString('latin1');
+        tree[`tx/${i}.hex`] = raw.toString('hex');
+        await writer.backpressure();
+      }
+      writer.write('tx/7.bin', 'rewritten'); // the same path again: the same thread, the last write wins
+      tree['tx/7.bin'] = 'rewritten';
+      writer.delete('old.json');
+      await writer.seal();
+      expect(() => writer.write('late.json', 'x')).toThrow('late.json: written after the manifest rows were sealed');
+    } finally {
+      await writer.close();
+    }
+    expect(writer.counts).toEqual({ written: 2001, unchanged: 0, deleted: 1 });
+    expect(readFileSync(join(root, 'tx/12.hex'), 'utf8')).toBe(Buffer.from('raw 12').toString('hex'));
+    const m = writeManifest(rowsDir, undefined, join(dir, 'writer-manifest'), writer.sealedRows);
+    expect(readFileSync(join(dir, 'writer-manifest'), 'utf8')).toBe(expected(tree));
+    expect(m.files).toBe(2001);
   });
 });

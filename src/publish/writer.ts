@@ -84,6 +84,7 @@ export class SiteWriter {
 
   /** Rows the writer threads' logs wrote out (after {@link seal}). */
   sealedRows = 0;
+  private sealing = false;
 
   /**
    * Counts a batch of files a thread wrote below `root` (a writer thread, or a render thread
@@ -106,6 +107,7 @@ export class SiteWriter {
 
   private push(rel: string, data: Uint8Array | null, hex?: boolean): void {
     if (this.gate.failure) throw this.gate.failure;
+    if (this.sealing) throw new Error(`${rel}: written after the manifest rows were sealed`);
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
     lane.batch.push(hex ? [rel, data, hex] : [rel, data]);
     lane.batchBytes += data?.length ?? 0;
@@ -161,6 +163,7 @@ export class SiteWriter {
   /** Flushes, then has each thread write out its last manifest rows (nothing may be written after). */
   async seal(): Promise<void> {
     await this.flush();
+    this.sealing = true;
     let waiting = this.lanes.length;
     for (const lane of this.lanes) {
       lane.sealing = () => waiting--;
