@@ -23,8 +23,9 @@ interface Thread {
  * The txs, blocks and address documents rendered and written on a pool of threads
  * (render-worker.ts), one per core: the main thread hands out tasks (consecutive heights,
  * consecutive addresses) to the least busy thread and counts the answers through the writer
- * (each thread keeps the manifest rows of its files: `seal` writes out the last ones). Every document depends only on the index, so the output does not depend
- * on which thread rendered what, nor in which order. A stage with little work (at most
+ * (each thread keeps the manifest rows of its files: `seal` writes out the last ones). Every
+ * document depends only on the index, so the output does not depend on which thread rendered
+ * what, nor in which order. A stage with little work (at most
  * `threadsAbove` txs or address outputs) runs its tasks on the main thread instead, with the same
  * code (starting threads costs more than such a stage).
  */
