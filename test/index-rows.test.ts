@@ -5,7 +5,6 @@ import {
   addrOutKey,
   addrOutValue,
   heightValue,
-  manifestValue,
   metaValue,
   nameOpKey,
   nameOpValue,
@@ -45,7 +44,6 @@ describe('index row codecs', () => {
     }
     const first = { op: 'name_firstupdate' as const, txHash: hash(5), address: 'x', value: Buffer.alloc(0), branch: [hash(1)] };
     expect(nameOpValue.decode(nameOpValue.encode(first))).toEqual(first);
-    expect(manifestValue.decode(manifestValue.encode({ size: 2 ** 40, sha256: hash(6) }))).toEqual({ size: 2 ** 40, sha256: hash(6) });
     expect(u32le.decode(u32le.encode(0xffffffff))).toBe(0xffffffff);
     for (const rec of [
       { kind: 'side' as const, height: 0, raw: Buffer.from('0100', 'hex') },

@@ -1,9 +1,30 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type WriteBatch } from '../src/publish/writer-worker.js';
+import { ManifestRows } from '../src/publish/manifest-rows.js';
+
+let logs = 0;
+/** A fresh manifest-row log in its own directory, and what it wrote out once sealed (one run: its lines). */
+function newRows(): { rows: ManifestRows; lines: () => string[] } {
+  const dir = join(tmpdir(), `snapshot-writer-rows-${process.pid}-${logs++}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  const rows = new ManifestRows(dir, 't');
+  return {
+    rows,
+    lines: () => {
+      rows.seal();
+      const text = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('');
+      rmSync(dir, { recursive: true, force: true });
+      return text.split('\n').filter((l) => l !== '');
+    },
+  };
+}
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+const DEL = '-'.repeat(64);
 
 /** A batch as SiteWriter posts it: one buffer, end offsets, -1 for a deletion. */
 function batchOf(entries: [string, string | null][]): WriteBatch {
@@ -18,45 +39,50 @@ describe('writer worker (writeBatch)', () => {
   const root = mkdtempSync(join(tmpdir(), 'snapshot-writer-worker-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('writes files with their sha256, then in update mode keeps unchanged files and deletes', () => {
-    const r = writeBatch(root, false, new Set(), batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'xyz']]), { path: root });
+  it('writes files and logs their manifest rows (sha256, size, sorted by path), then in update mode keeps unchanged files and deletes', () => {
+    const log = newRows();
+    const r = writeBatch(root, false, new Set(), log.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'xyz']]), { path: root });
     expect(readFileSync(join(root, 'tx/a.json'), 'utf8')).toBe('{"a":1}');
     expect([...r.status!]).toEqual([WRITTEN, WRITTEN]);
     expect(r.bytes).toBe(10);
-    expect(Buffer.from(r.digests!.subarray(32, 64)).toString('hex')).toBe(createHash('sha256').update('xyz').digest('hex'));
+    expect(log.lines()).toEqual([`${sha('xyz')} 3 b/c/d.bin`, `${sha('{"a":1}')} 7 tx/a.json`]);
 
     const old = new Date(2000, 0, 1);
     utimesSync(join(root, 'tx/a.json'), old, old);
-    const u = writeBatch(root, true, new Set(), batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'new'], ['gone.json', null], ['b/c/d2.bin', null]]), { path: root });
+    const log2 = newRows();
+    const u = writeBatch(root, true, new Set(), log2.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'new'], ['gone.json', null], ['b/c/d2.bin', null]]), { path: root });
     expect([...u.status!]).toEqual([UNCHANGED, WRITTEN, ABSENT, ABSENT]);
     expect(statSync(join(root, 'tx/a.json')).mtime.getTime()).toBe(old.getTime());
     expect(readFileSync(join(root, 'b/c/d.bin'), 'utf8')).toBe('new');
 
     writeFileSync(join(root, 'gone.json'), 'x');
-    const d = writeBatch(root, true, new Set(), batchOf([['gone.json', null]]), { path: root });
+    const d = writeBatch(root, true, new Set(), log2.rows, batchOf([['gone.json', null]]), { path: root });
     expect([...d.status!]).toEqual([DELETED]);
     expect(() => statSync(join(root, 'gone.json'))).toThrow();
+    // No row for the unchanged file; one for each deletion (the last of gone.json's two).
+    expect(log2.lines()).toEqual([`${sha('new')} 3 b/c/d.bin`, `${DEL} 0 b/c/d2.bin`, `${DEL} 0 gone.json`]);
   });
 
   it('reports the path it failed on', () => {
     writeFileSync(join(root, 'file'), 'not a dir');
     const at = { path: root };
-    expect(() => writeBatch(root, false, new Set(), batchOf([['ok.json', '1'], ['file/under.json', '2']]), at)).toThrow();
+    expect(() => writeBatch(root, false, new Set(), newRows().rows, batchOf([['ok.json', '1'], ['file/under.json', '2']]), at)).toThrow();
     expect(at.path).toBe(join(root, 'file/under.json'));
   });
 
   it('writes a file given as byte parts (gathered writes, more parts than one writev takes), the same bytes and sha256 as one buffer', () => {
     const parts = Array.from({ length: 1500 }, (_, i) => Buffer.from(i % 3 ? `part ${i},` : ''));
     const whole = Buffer.concat(parts);
-    const digests = Buffer.alloc(64);
+    const log = newRows();
     const dirs = new Set<string>();
-    expect(writeFile(root, false, dirs, 'p/parts.json', parts, digests, 32, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, false, dirs, 'p/parts.json', parts, log.rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(whole);
-    expect(digests.subarray(32).toString('hex')).toBe(createHash('sha256').update(whole).digest('hex'));
+    expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} p/parts.json`]);
     // Update mode: the same parts leave the file alone; one byte more or less is a change.
-    expect(writeFile(root, true, dirs, 'p/parts.json', parts, digests, 0, { path: '' })).toBe(UNCHANGED);
-    expect(writeFile(root, true, dirs, 'p/parts.json', [...parts, Buffer.from('x')], digests, 0, { path: '' })).toBe(WRITTEN);
-    expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), digests, 0, { path: '' })).toBe(WRITTEN);
+    const rows = newRows().rows;
+    expect(writeFile(root, true, dirs, 'p/parts.json', parts, rows, { path: '' })).toBe(UNCHANGED);
+    expect(writeFile(root, true, dirs, 'p/parts.json', [...parts, Buffer.from('x')], rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(Buffer.concat(parts.slice(0, -1)));
   });
 });

@@ -54,12 +54,6 @@ export interface NameOpRow {
   branch: Buffer[] | null;
 }
 
-/** One file of the published tree (the manifest database). */
-export interface ManifestEntry {
-  size: number;
-  sha256: Buffer;
-}
-
 export interface Codec<T> {
   encode(v: T): Buffer;
   decode(b: Buffer): T;
@@ -225,17 +219,6 @@ export const nameOpValue: Codec<NameOpRow> = {
       value: b.subarray(at + 1 + addrLen),
     };
   },
-};
-
-/** files values: u64 LE size ‖ sha256(32). */
-export const manifestValue: Codec<ManifestEntry> = {
-  encode({ size, sha256 }) {
-    const v = Buffer.allocUnsafe(40);
-    v.writeBigUInt64LE(BigInt(size), 0);
-    v.set(sha256, 8);
-    return v;
-  },
-  decode: (b) => ({ size: Number(b.readBigUInt64LE(0)), sha256: b.subarray(8, 40) }),
 };
 
 /** A main-chain block's record (the heights table). */

@@ -6,7 +6,7 @@ import { heightValue, type HeightRecord, type OffChainRecord } from './rows.js';
 export type { HeightRecord, OffChainRecord };
 
 /** Bumped whenever the layout below changes: an index of another format means a full build. */
-export const STORE_FORMAT = 5;
+export const STORE_FORMAT = 6;
 
 /**
  * The persistent index (LMDB) beside the output: everything that needs
@@ -25,7 +25,6 @@ export interface Store {
   addrCount: Database<Buffer, string>;
   names: Database<Buffer, Buffer>;
   offchain: Database<Buffer, string>;
-  files: Database<Buffer, string>;
   close(): Promise<void>;
 }
 
@@ -45,7 +44,6 @@ export function openStore(dir: string): Store {
     addrCount: root.openDB<Buffer, string>('addrCount', { encoding: 'binary' }),
     names: root.openDB<Buffer, Buffer>('names', binary),
     offchain: root.openDB<Buffer, string>('offchain', { encoding: 'binary' }),
-    files: root.openDB<Buffer, string>('files', { encoding: 'binary' }),
     close: () => root.close(),
   };
 }

@@ -91,7 +91,8 @@ export async function findFork(source: ValidatedSource, index: ChainIndex, meta:
 /**
  * Brings the index to the source's chain at `height`: undoes the blocks above `fork`, applies
  * the source's blocks above it, records the off-chain blocks. `meta` (tip, totals, duplicates)
- * follows. With `full` false, also collects which documents change.
+ * follows. With `full` false, also collects which documents change. `onBlock` sees each
+ * main-chain block applied, in order (a full build writes its raw files meanwhile).
  */
 export async function syncIndex(
   source: ValidatedSource,
@@ -101,6 +102,7 @@ export async function syncIndex(
   height: number,
   full: boolean,
   progress: SyncProgress,
+  onBlock?: (block: Block, hash: string) => void | Promise<void>,
 ): Promise<SyncResult> {
   const { store, spill, net } = index;
   const namecoin = isNamecoin(net);
@@ -153,6 +155,7 @@ export async function syncIndex(
     if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
       throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
     }
+    await onBlock?.(block, sb.hash);
     const at = spill.append(sb.raw);
     work += blockWork(block.header.bits);
     batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() } });

@@ -1,5 +1,5 @@
 import { fromDisplayHex } from '../chain/hash.js';
-import { parseBlock } from '../chain/block.js';
+import { parseBlock, type Block } from '../chain/block.js';
 import type { ChainIndex } from '../index/query.js';
 import { blockFrame, renderBlock } from '../render/block.js';
 import { renderTx } from '../render/tx.js';
@@ -34,22 +34,43 @@ export interface HeightSink {
   previous(rel: string): Buffer | undefined;
   /** How the block document was made. */
   block(kind: BlockDocumentKind): void;
+  /** False: the `.bin` and `.hex` files were written during the scan (writeRawFiles), only the documents are written here. */
+  raw: boolean;
 }
 
-function writerSink(writer: SiteWriter): Pick<HeightSink, 'file'> {
-  return { file: (rel, data) => writer.write(rel, data) };
+type FileSink = Pick<HeightSink, 'file' | 'raw'>;
+
+function writerSink(writer: SiteWriter): FileSink {
+  return { file: (rel, data) => writer.write(rel, data), raw: true };
 }
 
-function writeBlockFiles(sink: Pick<HeightSink, 'file'>, hash: string, json: string | Uint8Array, raw: Buffer): void {
+function writeBlockFiles(sink: FileSink, hash: string, json: string | Uint8Array, raw: Buffer): void {
   sink.file(blockPath(hash, 'json'), json);
+  if (!sink.raw) return;
   sink.file(blockPath(hash, 'bin'), raw);
   sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-function txFiles(sink: Pick<HeightSink, 'file'>, txid: string, text: Buffer, raw: Buffer): void {
+function txFiles(sink: FileSink, txid: string, text: Buffer, raw: Buffer): void {
   sink.file(txPath(txid, 'json'), text);
+  if (!sink.raw) return;
   sink.file(txPath(txid, 'bin'), raw);
   sink.file(txPath(txid, 'hex'), raw.toString('hex'));
+}
+
+/**
+ * The `.bin` and `.hex` files of a main-chain block and its txs, from its raw bytes: a full
+ * build writes them during the scan, on the writer threads (idle then; they also encode the
+ * hex and keep the manifest rows), so the render threads write only the documents.
+ */
+export async function writeRawFiles(writer: SiteWriter, block: Block, hash: string): Promise<void> {
+  writer.write(blockPath(hash, 'bin'), block.raw);
+  writer.writeHex(blockPath(hash, 'hex'), block.raw);
+  for (const tx of block.txs) {
+    writer.write(txPath(tx.txid, 'bin'), tx.raw);
+    writer.writeHex(txPath(tx.txid, 'hex'), tx.raw);
+  }
+  await writer.backpressure();
 }
 
 /**

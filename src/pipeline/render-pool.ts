@@ -22,9 +22,10 @@ interface Thread {
 /**
  * The txs, blocks and address documents rendered and written on a pool of threads
  * (render-worker.ts), one per core: the main thread hands out tasks (consecutive heights,
- * consecutive addresses) to the least busy thread and records the answers in the manifest
- * through the writer. Every document depends only on the index, so the output does not depend
- * on which thread rendered what, nor in which order. A stage with little work (at most
+ * consecutive addresses) to the least busy thread and counts the answers through the writer
+ * (each thread keeps the manifest rows of its files: `seal` writes out the last ones). Every
+ * document depends only on the index, so the output does not depend on which thread rendered
+ * what, nor in which order. A stage with little work (at most
  * `threadsAbove` txs or address outputs) runs its tasks on the main thread instead, with the same
  * code (starting threads costs more than such a stage).
  */
@@ -38,6 +39,8 @@ export class RenderPool {
   private nextId = 0;
   private readonly gate = new ThreadGate();
   private ending = false;
+  /** Set when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
+  rawWritten = false;
   private skipped: [number, number][] = [];
   /** How the block documents were made so far. */
   readonly blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
@@ -63,7 +66,7 @@ export class RenderPool {
     return this.threads?.length ?? 0;
   }
 
-  private data(): Omit<RenderWorkerData, 'textFile'> {
+  private data(): Omit<RenderWorkerData, 'textFile' | 'rowsName'> {
     return {
       kind: 'snapshot-render',
       stateDir: dirname((this.index.store.root as unknown as { path: string }).path),
@@ -73,6 +76,8 @@ export class RenderPool {
       root: this.writer.root,
       mode: this.writer.mode,
       duplicates: this.duplicates,
+      rowsDir: this.writer.rowsDir,
+      rawWritten: this.rawWritten,
     };
   }
 
@@ -80,7 +85,7 @@ export class RenderPool {
     const data = this.data();
     return Array.from({ length: this.size }, (_, i) => {
       const file = i + 1;
-      const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file) } satisfies RenderWorkerData);
+      const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file), rowsName: `r${i}` } satisfies RenderWorkerData);
       const t: Thread = { worker, file, sent: new Map(), textsSent: false };
       worker.on('message', (m: RenderReply) => this.answer(t, m));
       worker.on('error', (e) => this.gate.fail(e));
@@ -100,7 +105,8 @@ export class RenderPool {
   private record(file: number, m: RenderReply, done: () => void): void {
     try {
       if (m.rendering) throw new Error(`rendering ${m.path}: ${m.error}`);
-      this.writer.recordWritten(m.paths ?? [], m.sizes ?? new Int32Array(), m);
+      this.writer.recordWritten(m.paths ?? [], m);
+      this.sealedRows += m.sealed ?? 0;
       if (m.texts) this.texts.addEntries(file, m.texts);
       for (const kind of BLOCK_DOCUMENT_KINDS) this.blockDocuments[kind] += m.blockDocuments?.[kind] ?? 0;
       if (m.reuse) for (const k of Object.keys(m.reuse) as (keyof AddressReuseCounts)[]) this.addressReuse[k] += m.reuse[k];
@@ -121,10 +127,10 @@ export class RenderPool {
    * Hands a task to the least busy thread once one has room; `onDone` runs when it is
    * answered. Address tasks wait for every heights task (they read the texts those stored).
    */
-  async submit(task: Exclude<RenderTask, { kind: 'texts' }>, onDone: () => void): Promise<void> {
+  async submit(task: Exclude<RenderTask, { kind: 'texts' | 'seal' }>, onDone: () => void): Promise<void> {
     if (this.inlineStage) {
       const file = MAX_TEXT_FILES - 1;
-      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file) });
+      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file), rowsName: 'm' });
       if (task.kind === 'addresses' && !this.inlineTexts) {
         this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
         this.inlineTexts = true;
@@ -148,6 +154,22 @@ export class RenderPool {
     const id = this.nextId++;
     t.sent.set(id, onDone);
     t.worker.postMessage({ id, task });
+  }
+
+  /** Rows the threads' logs wrote out (after {@link seal}). */
+  sealedRows = 0;
+
+  /** After the last task: every thread (and the main thread's renderer) writes out its last manifest rows. */
+  async seal(): Promise<void> {
+    await this.drain();
+    if (this.inline) this.record(-1, this.inline.run(-1, { kind: 'seal' })![0], () => undefined);
+    if (this.gate.failure) throw this.gate.failure;
+    for (const t of this.threads ?? []) {
+      const id = this.nextId++;
+      t.sent.set(id, () => undefined);
+      t.worker.postMessage({ id, task: { kind: 'seal' } });
+    }
+    await this.drain();
   }
 
   /** Waits until every task is answered. */

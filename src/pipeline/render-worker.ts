@@ -1,8 +1,8 @@
 /**
  * A render thread (render-pool.ts): it opens the index (the same LMDB environment, only read)
  * and the block spill, renders the documents of each task (heights: their blocks and txs;
- * addresses: their documents), writes them below the staging root itself and answers their
- * paths, sizes, sha256 and write status, which the main thread records in the manifest. The
+ * addresses: their documents), writes them below the staging root itself, keeps their manifest
+ * rows (manifest-rows.ts) and answers their write status (and paths, in an update). The
  * tx texts it renders go to its own scratch file for the address documents (tx-text-store.ts).
  */
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
 import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
+import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './blocks.js';
 import { addressDocument, changedPredicate, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { readPrevious } from './address-previous.js';
@@ -32,19 +33,26 @@ export interface RenderWorkerData {
   textFile: string;
   /** Txids that occur more than once in the chain: their files are left to the main thread. */
   duplicates: string[];
+  /** Where its manifest rows go, and the name of its runs. */
+  rowsDir: string;
+  rowsName: string;
+  /** The `.bin` and `.hex` files were written during the scan (a full build): write only the documents. */
+  rawWritten: boolean;
 }
 
 export type RenderTask =
   | { kind: 'heights'; heights: number[]; only: (number[] | null)[]; tip: number }
   | { kind: 'addresses'; addresses: string[] }
   /** Before the first addresses task; `changed`: an incremental build's changed txs (address documents reuse their previous bytes). */
-  | { kind: 'texts'; table: TxTextTable; changed?: ChangedTxs };
+  | { kind: 'texts'; table: TxTextTable; changed?: ChangedTxs }
+  /** After the last task: write out the last manifest rows (the answer's `sealed`). */
+  | { kind: 'seal' };
 
 /** The answer to a task: WorkerReply's fields for the task's files, in task order. */
 export interface RenderReply extends WorkerReply {
   id: number;
+  /** In an update, the task's files (their status says which changed). */
   paths?: string[];
-  sizes?: Int32Array;
   /** Heights tasks: the tx texts appended, and the [height, txIndex] of the duplicate txids left out. */
   texts?: TxTextEntries;
   skipped?: number[];
@@ -68,16 +76,26 @@ export class Renderer {
   private texts: TxTexts | undefined;
   private changed: AddressReuse['changed'] | undefined;
   private readonly dirs = new Set<string>();
+  private readonly rows: ManifestRows;
 
   constructor(
     private readonly index: ChainIndex,
     private readonly d: Omit<RenderWorkerData, 'kind' | 'stateDir' | 'spill' | 'network'>,
   ) {
     this.dups = new Set(d.duplicates);
+    this.rows = new ManifestRows(d.rowsDir, d.rowsName);
   }
 
   run(id: number, task: RenderTask): [RenderReply, ArrayBuffer[]] | undefined {
     const { index, d } = this;
+    if (task.kind === 'seal') {
+      try {
+        return [{ id, sealed: this.rows.seal() }, []];
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException | undefined;
+        return [{ id, error: String(err?.message ?? e), code: err?.code, path: d.rowsDir }, []];
+      }
+    }
     if (task.kind === 'texts') {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
@@ -86,25 +104,14 @@ export class Renderer {
       return undefined;
     }
     const paths: string[] = [];
-    const sizes: number[] = [];
     const status: number[] = [];
-    let digests = Buffer.alloc(64 * 32);
-    let bytes = 0;
     const at = { path: '' };
     let what = '';
     const file = (rel: string, data: string | Uint8Array | Uint8Array[], old?: Buffer | null) => {
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      const size = b instanceof Uint8Array ? b.length : b.reduce((n, p) => n + p.length, 0);
-      const i = paths.length;
-      if ((i + 1) * 32 > digests.length) {
-        const more = Buffer.alloc(digests.length * 2); // not from the pool: its buffer is transferred
-        digests.copy(more);
-        digests = more;
-      }
-      paths.push(rel);
-      sizes.push(size);
-      bytes += size;
-      status.push(writeFile(d.root, d.mode === 'update', this.dirs, rel, b, digests, i * 32, at, old));
+      const s = writeFile(d.root, d.mode === 'update', this.dirs, rel, b, this.rows, at, old);
+      if (d.mode === 'update') paths.push(rel);
+      status.push(s);
       at.path = '';
     };
     const skipped: number[] = [];
@@ -124,6 +131,7 @@ export class Renderer {
             },
             previous: (rel) => (d.mode === 'update' ? readPrevious(join(d.root, rel)) : undefined),
             block: (kind) => void blockDocuments[kind]++,
+            raw: !d.rawWritten,
           });
         });
       } else {
@@ -140,17 +148,14 @@ export class Renderer {
       }
       const reply: RenderReply = {
         id,
-        paths,
-        sizes: Int32Array.from(sizes),
+        paths: d.mode === 'update' ? paths : undefined,
         status: Uint8Array.from(status),
-        digests: digests.subarray(0, paths.length * 32),
-        bytes,
         texts: this.appender?.take(),
         skipped,
         blockDocuments,
         reuse: reuse?.counts,
       };
-      return [reply, [reply.sizes!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer, digests.buffer as ArrayBuffer]];
+      return [reply, [reply.status!.buffer as ArrayBuffer]];
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;
       const rendering = at.path === '';

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import type { Database } from 'lmdb';
+import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { onPath } from '../index/io-error.js';
-import { manifestValue } from '../index/rows.js';
+import { isDeletion, listRuns } from './manifest-rows.js';
 
 /** What a written manifest lists: the file count (manifest included), total bytes, its own sha256 (the tree's generation id). */
 export interface ManifestSummary {
@@ -11,12 +10,12 @@ export interface ManifestSummary {
   sha256: string;
 }
 
-/** A manifest file being written: lines buffered, hashed and written in chunks. */
+/** A manifest file being written: lines copied into a chunk, hashed and written 1 MiB at a time. */
 class ManifestOut {
   private readonly fd: number;
   private readonly hash = createHash('sha256');
-  private parts: Buffer[] = [];
-  private pending = 0;
+  private chunk = Buffer.allocUnsafe(1 << 20);
+  private at = 0;
   lines = 0;
   bytes = 0;
 
@@ -24,25 +23,23 @@ class ManifestOut {
     this.fd = openSync(path, 'w');
   }
 
-  push(part: Buffer): void {
-    this.parts.push(part);
-    this.pending += part.length;
-    if (this.pending >= 1 << 20) this.flush();
+  /** Copies `buf[start, end)` (whole lines, `lines` of them, listing `bytes`). */
+  copy(buf: Buffer, start: number, end: number, lines: number, bytes: number): void {
+    if (this.at + end - start > this.chunk.length) this.flush();
+    if (end - start > this.chunk.length) this.write(buf.subarray(start, end));
+    else this.at += buf.copy(this.chunk, this.at, start, end);
+    this.lines += lines;
+    this.bytes += bytes;
   }
 
-  line(path: string, value: Buffer): void {
-    const { size, sha256 } = manifestValue.decode(value);
-    this.push(Buffer.from(`${sha256.toString('hex')} ${size} ${path}\n`, 'utf8'));
-    this.bytes += size;
-    this.lines++;
+  private write(buf: Buffer): void {
+    for (let done = 0; done < buf.length; ) done += writeSync(this.fd, buf, done, buf.length - done);
+    this.hash.update(buf);
   }
 
   flush(): void {
-    const buf = Buffer.concat(this.parts);
-    writeSync(this.fd, buf);
-    this.hash.update(buf);
-    this.parts = [];
-    this.pending = 0;
+    this.write(this.chunk.subarray(0, this.at));
+    this.at = 0;
   }
 
   finish(): ManifestSummary {
@@ -56,118 +53,181 @@ class ManifestOut {
 }
 
 /**
- * Writes the manifest, `sha256 size path` per line sorted by path (UTF-8 byte order, the
- * database's key order), streaming from the database. `onProgress(listed)` after every chunk.
+ * A sorted file of manifest lines read line by line (`<64 hex> <size> <path>\n`): the current
+ * line is `buf[start, end]` (end at its newline), its path `buf[pathAt, end)`.
  */
-export function writeManifest(files: Database<Buffer, string>, path: string, onProgress?: (listed: number) => void): ManifestSummary {
-  return onPath(path, 'writing', () => {
-    const out = new ManifestOut(path);
-    try {
-      for (const { key, value } of files.getRange()) {
-        out.line(key, value);
-        if (out.lines % 4096 === 0) onProgress?.(out.lines);
-      }
-      const summary = out.finish();
-      onProgress?.(out.lines);
-      return summary;
-    } finally {
-      out.close();
-    }
-  });
-}
+class LineCursor {
+  private readonly fd: number;
+  buf: Buffer;
+  private have = 0;
+  start = 0;
+  end = -1;
+  pathAt = 0;
+  size = 0;
+  done = false;
 
-/** Reads a manifest file in chunks of whole lines (1 MiB, more for a longer line): `buf[0, end)`. */
-function* manifestChunks(path: string): Generator<{ buf: Buffer; end: number }> {
-  const fd = onPath(path, 'reading', () => openSync(path, 'r'));
-  try {
-    let buf = Buffer.alloc(1 << 20);
-    let have = 0;
-    for (;;) {
-      if (have === buf.length) buf = Buffer.concat([buf, Buffer.alloc(buf.length)]); // a line longer than the buffer
-      const n = onPath(path, 'reading', () => readSync(fd, buf, have, buf.length - have, null));
-      have += n;
-      const end = buf.lastIndexOf(10, have - 1) + 1;
+  constructor(
+    readonly path: string,
+    /** Ordering of cursors on equal paths: the later write wins (-1: the published manifest). */
+    readonly log: string,
+    readonly seq: number,
+    chunk: number,
+  ) {
+    this.fd = onPath(path, 'reading', () => openSync(path, 'r'));
+    this.buf = Buffer.allocUnsafe(chunk);
+    this.next();
+  }
+
+  /** Moves to the next line; false at the end. */
+  next(): boolean {
+    let at = this.end + 1;
+    let nl = this.buf.indexOf(10, at);
+    while (nl < 0 || nl >= this.have) {
+      // Keep the partial line, read more (a line longer than the buffer doubles it).
+      this.buf.copy(this.buf, 0, at, this.have);
+      this.have -= at;
+      at = 0;
+      if (this.have === this.buf.length) this.buf = Buffer.concat([this.buf, Buffer.alloc(this.buf.length)]);
+      const n = onPath(this.path, 'reading', () => readSync(this.fd, this.buf, this.have, this.buf.length - this.have, null));
       if (n === 0) {
-        if (have > 0) throw new Error(`${path}: the last line has no newline: not a manifest this tool wrote`);
-        return;
+        if (this.have > 0) throw new Error(`${this.path}: the last line has no newline: not a manifest this tool wrote`);
+        this.done = true;
+        this.close();
+        return false;
       }
-      if (end > 0) yield { buf, end };
-      buf.copy(buf, 0, end, have);
-      have -= end;
+      this.have += n;
+      nl = this.buf.indexOf(10, this.have - n);
     }
-  } finally {
-    closeSync(fd);
+    this.start = at;
+    this.end = nl;
+    this.parse();
+    return true;
+  }
+
+  /** The size field and where the path starts. */
+  private parse(): void {
+    const { buf, start, end } = this;
+    let at = start + 65;
+    let size = 0;
+    for (let c = buf[at]!; c >= 48 && c <= 57; c = buf[++at]!) size = size * 10 + (c - 48);
+    if (buf[start + 64] !== 32 || buf[at] !== 32 || at === start + 65 || at >= end) {
+      throw new Error(`${this.path}: malformed manifest line "${buf.toString('utf8', start, Math.min(end, start + 200)).trimEnd()}": not a manifest this tool wrote`);
+    }
+    this.size = size;
+    this.pathAt = at + 1;
+  }
+
+  /** Compares this line's path with `other`'s (UTF-8 byte order). */
+  compare(other: LineCursor): number {
+    return this.buf.compare(other.buf, other.pathAt, other.end, this.pathAt, this.end);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
-/** The size field of a manifest line `<64 hex> <size> <path>\n` at `start`, and where its path starts. */
-function parseLine(buf: Buffer, start: number, end: number, path: string): { size: number; pathAt: number } {
-  let at = start + 65;
-  let size = 0;
-  for (let c = buf[at]!; c >= 48 && c <= 57; c = buf[++at]!) size = size * 10 + (c - 48);
-  if (buf[start + 64] !== 32 || buf[at] !== 32 || at === start + 65 || at >= end) {
-    throw new Error(`${path}: malformed manifest line "${buf.toString('utf8', start, Math.min(end, start + 200)).trimEnd()}": not a manifest this tool wrote`);
+/** A binary min-heap of cursors by path. */
+class CursorHeap {
+  readonly items: LineCursor[] = [];
+
+  push(c: LineCursor): void {
+    const h = this.items;
+    h.push(c);
+    for (let i = h.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (h[p]!.compare(h[i]!) <= 0) break;
+      [h[p], h[i]] = [h[i]!, h[p]!];
+      i = p;
+    }
   }
-  return { size, pathAt: at + 1 };
+
+  pop(): LineCursor {
+    const h = this.items;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        if (l >= h.length) break;
+        const c = l + 1 < h.length && h[l + 1]!.compare(h[l]!) < 0 ? l + 1 : l;
+        if (h[i]!.compare(h[c]!) <= 0) break;
+        [h[i], h[c]] = [h[c]!, h[i]!];
+        i = c;
+      }
+    }
+    return top;
+  }
 }
 
 /**
- * Writes the manifest of a tree that is `previous`'s tree with the files `changed` (written or
- * deleted this run) changed: a streaming merge of the previous manifest's sorted lines with the
- * changed paths' current database rows (a path without a row is gone). The bytes equal
- * {@link writeManifest}'s for the same database, at O(changed) database reads; the previous
- * manifest's unchanged lines are copied through as whole runs.
+ * Writes the manifest, `sha256 size path` per line sorted by path (UTF-8 byte order): a
+ * streaming merge of the sorted runs of this run's rows in `rowsDir` (manifest-rows.ts) and, in
+ * an incremental build, the `previous` (published) manifest, whose lines the runs replace
+ * (a path rewritten) or hide (a path deleted); the previous manifest's other lines are copied
+ * through. `onProgress(listed, total)` every 64Ki lines and at the end, `total` estimated
+ * from the `rows` in the runs and the size of the previous manifest until the end.
  */
-export function mergeManifest(
-  previous: string,
-  files: Database<Buffer, string>,
-  changed: Iterable<string>,
+export function writeManifest(
+  rowsDir: string,
+  previous: string | undefined,
   path: string,
-  onProgress?: (listed: number) => void,
+  rows: number,
+  onProgress?: (listed: number, total: number) => void,
 ): ManifestSummary {
-  const sorted = [...changed].map((p) => Buffer.from(p, 'utf8')).sort(Buffer.compare);
-  return onPath(path, 'writing', () => {
-    const out = new ManifestOut(path);
-    try {
-      let next = 0;
-      /** Emits the changed paths that sort before the path `buf[from, to)` (all when buf is undefined); true when that path is one. */
-      const emitChangedBefore = (buf?: Buffer, from = 0, to = 0): boolean => {
-        for (; next < sorted.length; next++) {
-          const cmp = buf === undefined ? -1 : sorted[next]!.compare(buf, from, to);
-          if (cmp > 0) return false;
-          const key = sorted[next]!.toString('utf8');
-          const value = files.get(key);
-          if (value) out.line(key, value);
-          if (cmp === 0) return ++next > 0;
-        }
-        return false;
-      };
-      for (const { buf, end } of manifestChunks(previous)) {
-        let run = 0; // start of the run of unchanged lines being copied
-        const copyRun = (upTo: number) => upTo > run && out.push(Buffer.from(buf.subarray(run, upTo)));
-        for (let at = 0; at < end; ) {
-          const nl = buf.indexOf(10, at);
-          const { size, pathAt } = parseLine(buf, at, nl, previous);
-          if (next < sorted.length && sorted[next]!.compare(buf, pathAt, nl) <= 0) {
-            copyRun(at);
-            const replaced = emitChangedBefore(buf, pathAt, nl);
-            run = replaced ? nl + 1 : at;
+  const runs = listRuns(rowsDir);
+  const runBytes = runs.reduce((n, r) => n + statSync(r.path).size, 0);
+  const prevBytes = previous === undefined ? 0 : statSync(previous).size;
+  const total = rows + Math.round(prevBytes / (rows > 0 ? runBytes / rows : 140));
+  const heap = new CursorHeap();
+  const cursors = runs.map((r) => new LineCursor(r.path, r.log, r.seq, 1 << 17));
+  const prev = previous === undefined ? undefined : new LineCursor(previous, '', -1, 1 << 20);
+  try {
+    return onPath(path, 'writing', () => {
+      const out = new ManifestOut(path);
+      try {
+        for (const c of cursors) if (!c.done) heap.push(c);
+        let reported = 0;
+        const tick = () => out.lines - reported >= 65536 && onProgress?.((reported = out.lines), Math.max(total, out.lines));
+        while (heap.items.length > 0) {
+          const first = heap.pop();
+          let winner = first;
+          const same: LineCursor[] = [first];
+          while (heap.items.length > 0 && heap.items[0]!.compare(first) === 0) {
+            const c = heap.pop();
+            same.push(c);
+            if (c.log !== winner.log) throw new Error(`${path}: ${first.buf.toString('utf8', first.pathAt, first.end)} was written by two threads in one build`);
+            if (c.seq > winner.seq) winner = c;
           }
-          if (run <= at) {
-            out.bytes += size;
-            out.lines++;
+          // The published lines before this path are copied through, consecutive ones at once.
+          if (prev && !prev.done) {
+            let cmp = prev.compare(winner);
+            while (cmp < 0) {
+              out.copy(prev.buf, prev.start, prev.end + 1, 1, prev.size);
+              tick();
+              if (!prev.next()) break;
+              cmp = prev.compare(winner);
+            }
+            if (cmp === 0 && !prev.done) prev.next(); // replaced or deleted
           }
-          at = nl + 1;
+          if (!isDeletion(winner.buf, winner.start)) out.copy(winner.buf, winner.start, winner.end + 1, 1, winner.size);
+          for (const c of same) if (c.next()) heap.push(c);
+          tick();
         }
-        copyRun(end);
-        onProgress?.(out.lines);
+        while (prev && !prev.done) {
+          out.copy(prev.buf, prev.start, prev.end + 1, 1, prev.size);
+          tick();
+          prev.next();
+        }
+        const summary = out.finish();
+        onProgress?.(out.lines, out.lines);
+        return summary;
+      } finally {
+        out.close();
       }
-      emitChangedBefore();
-      const summary = out.finish();
-      onProgress?.(out.lines);
-      return summary;
-    } finally {
-      out.close();
-    }
-  });
+    });
+  } finally {
+    for (const c of [...cursors, ...(prev ? [prev] : [])]) if (!c.done) c.close();
+  }
 }

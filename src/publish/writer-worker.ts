@@ -3,13 +3,15 @@
  * `update` mode (a staging tree hard-linked to the published one) it leaves files whose bytes
  * are unchanged alone — so they keep their mtime — and replaces the others by write-to-temp +
  * rename, which never touches the published copy. A deletion (end -1) removes the file. It
- * answers each batch with the sha256 of the files it wrote.
+ * keeps the manifest rows of its files itself (manifest-rows.ts) and answers each batch with
+ * their status; 'seal' writes out its last rows.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
+import { ManifestRows } from './manifest-rows.js';
 
 export type WriteMode = 'fresh' | 'update';
 
@@ -18,13 +20,17 @@ export interface WriterWorkerData {
   kind: 'snapshot-writer';
   root: string;
   mode: WriteMode;
+  /** Where its manifest rows go, and the name of its runs. */
+  rowsDir: string;
+  rowsName: string;
 }
 
-/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes. */
+/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes; `hex[i]` 1: the file is those bytes in hex. */
 export interface WriteBatch {
   paths: string[];
   ends: Int32Array;
   data: ArrayBuffer;
+  hex?: Uint8Array;
 }
 
 /** Per file: 0 written, 1 unchanged, 2 deleted, 3 absent (nothing to delete). */
@@ -34,12 +40,13 @@ export const DELETED = 2;
 export const ABSENT = 3;
 
 export interface WorkerReply {
-  digests?: Uint8Array;
   status?: Uint8Array;
   bytes?: number;
   error?: string;
   code?: string;
   path?: string;
+  /** The answer to 'seal': the rows this thread's log wrote. */
+  sealed?: number;
 }
 
 function errCode(e: unknown): string | undefined {
@@ -80,8 +87,8 @@ function writeParts(path: string, parts: readonly Uint8Array[]): void {
 
 /**
  * Writes (bytes, or a list of byte parts) or deletes (null) one file below `root`; returns its
- * status and, for a written file, puts its sha256 at `digests[at32]`. Throws with `at.path`
- * set to the file.
+ * status and records its manifest row in `rows` (a written file's sha256, a deleted path).
+ * Throws with `at.path` set to the file.
  */
 export function writeFile(
   root: string,
@@ -89,14 +96,14 @@ export function writeFile(
   dirs: Set<string>,
   rel: string,
   data: Uint8Array | readonly Uint8Array[] | null,
-  digests: Buffer,
-  at32: number,
+  rows: ManifestRows,
   at: { path: string },
   /** update mode: the file's current bytes when the caller already read them (null: no file). */
   known?: Buffer | null,
 ): number {
   const path = (at.path = join(root, rel));
   if (data === null) {
+    rows.deleted(rel);
     try {
       rmSync(path);
     } catch (e) {
@@ -128,20 +135,23 @@ export function writeFile(
   } else {
     write(path);
   }
-  if (parts.length === 1) sha256(parts[0]!).copy(digests, at32);
+  let digest: Buffer;
+  let size = 0;
+  if (parts.length === 1) digest = sha256(parts[0]!);
   else {
     const h = createHash('sha256');
     for (const p of parts) h.update(p);
-    h.digest().copy(digests, at32);
+    digest = h.digest();
   }
+  for (const p of parts) size += p.length;
+  rows.written(rel, size, digest, 0);
   return WRITTEN;
 }
 
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
-export function writeBatch(root: string, update: boolean, dirs: Set<string>, { paths, ends, data }: WriteBatch, at: { path: string }): WorkerReply {
+export function writeBatch(root: string, update: boolean, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, hex }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
   const all = Buffer.from(data);
-  const digests = Buffer.alloc(paths.length * 32);
   const status = new Uint8Array(paths.length);
   let bytes = 0;
   let start = 0;
@@ -151,21 +161,24 @@ export function writeBatch(root: string, update: boolean, dirs: Set<string>, { p
       bytesOf = all.subarray(start, ends[i]);
       start = ends[i]!;
       bytes += bytesOf.length;
+      if (hex?.[i]) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
     }
-    status[i] = writeFile(root, update, dirs, rel, bytesOf, digests, i * 32, at);
+    status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at);
   });
-  return { digests, status, bytes };
+  return { status, bytes };
 }
 
 if (parentPort && (workerData as WriterWorkerData | undefined)?.kind === 'snapshot-writer') {
   const port = parentPort;
-  const { root, mode } = workerData as WriterWorkerData;
+  const { root, mode, rowsDir, rowsName } = workerData as WriterWorkerData;
   const dirs = new Set<string>();
-  port.on('message', (batch: WriteBatch) => {
+  const rows = new ManifestRows(rowsDir, rowsName);
+  port.on('message', (batch: WriteBatch | 'seal') => {
     const at = { path: root };
     try {
-      const reply = writeBatch(root, mode === 'update', dirs, batch, at);
-      port.postMessage(reply, [reply.digests!.buffer as ArrayBuffer, reply.status!.buffer as ArrayBuffer]);
+      if (batch === 'seal') return port.postMessage({ sealed: rows.seal() } satisfies WorkerReply);
+      const reply = writeBatch(root, mode === 'update', dirs, rows, batch, at);
+      port.postMessage(reply, [reply.status!.buffer as ArrayBuffer]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;
       port.postMessage({ error: String(err?.message ?? e), code: err?.code, path: at.path } satisfies WorkerReply);

@@ -1,12 +1,11 @@
 import type { Worker } from 'node:worker_threads';
-import type { Database } from 'lmdb';
 import { ioError } from '../index/io-error.js';
-import { ABSENT, DELETED, UNCHANGED, type WorkerReply, type WriteMode, type WriterWorkerData } from './writer-worker.js';
-import { manifestValue } from '../index/rows.js';
+import { DELETED, UNCHANGED, WRITTEN, type WorkerReply, type WriteBatch, type WriteMode, type WriterWorkerData } from './writer-worker.js';
 import { startWorker } from './worker-start.js';
 import { ThreadGate } from './thread-gate.js';
 
-type Entry = [string, Uint8Array | null];
+/** A path and its bytes (null: delete it); `true`: write the bytes as hex. */
+type Entry = [string, Uint8Array | null, boolean?];
 
 export type { WriteMode };
 
@@ -21,8 +20,10 @@ interface Lane {
   worker: Worker;
   batch: Entry[];
   batchBytes: number;
-  /** Batches posted and not answered yet: their paths and each file's size (-1: a deletion). */
-  sent: { paths: string[]; sizes: Int32Array }[];
+  /** Batches posted and not answered yet: their paths. */
+  sent: string[][];
+  /** Set while its 'seal' is not answered. */
+  sealing?: () => void;
 }
 
 /** FNV-1a of a path: the same path always goes to the same thread, so its writes stay in order. */
@@ -33,10 +34,10 @@ function laneOf(rel: string, lanes: number): number {
 }
 
 /**
- * Writes the site's files into a staging directory on worker threads and
- * records each written file's size and sha256 in the manifest database.
- * Callers `await backpressure()` in their loops so that a bounded amount of
- * data is in flight, and `await flush()` before the manifest is written.
+ * Writes the site's files into a staging directory on worker threads, which keep the manifest
+ * rows of their files (manifest-rows.ts, in `rowsDir`); counts what was written and, in
+ * `update` mode, collects the changed paths. Callers `await backpressure()` in their loops so
+ * that a bounded amount of data is in flight, and `await seal()` before the manifest is written.
  */
 export class SiteWriter {
   private readonly lanes: Lane[];
@@ -49,14 +50,15 @@ export class SiteWriter {
 
   constructor(
     readonly root: string,
-    private readonly files: Database<Buffer, string>,
+    readonly rowsDir: string,
     readonly mode: WriteMode,
     threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
     this.collect = mode === 'update';
-    this.lanes = Array.from({ length: threads }, () => {
-      const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', { kind: 'snapshot-writer', root, mode } satisfies WriterWorkerData), batch: [], batchBytes: 0, sent: [] };
+    this.lanes = Array.from({ length: threads }, (_, i) => {
+      const data: WriterWorkerData = { kind: 'snapshot-writer', root, mode, rowsDir, rowsName: `w${i}` };
+      const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', data), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
       lane.worker.on('error', (e) => this.gate.fail(e));
       return lane;
@@ -64,59 +66,61 @@ export class SiteWriter {
   }
 
   private onDone(lane: Lane, m: WorkerReply): void {
-    const { paths, sizes } = lane.sent.shift()!;
+    if (m.sealed !== undefined && m.error === undefined) {
+      this.sealedRows += m.sealed;
+      lane.sealing?.();
+      lane.sealing = undefined;
+      return this.gate.wake();
+    }
+    const paths = lane.sent.shift() ?? [];
     try {
-      this.recordWritten(paths, sizes, m);
+      this.recordWritten(paths, m);
     } catch (e) {
       return this.gate.fail(e as Error);
     }
-    this.inFlightBytes -= m.bytes!;
+    this.inFlightBytes -= m.bytes ?? 0;
     this.gate.wake();
   }
 
+  /** Rows the writer threads' logs wrote out (after {@link seal}). */
+  sealedRows = 0;
+  private sealing = false;
+
   /**
-   * Records a batch of files a thread wrote below `root` (a writer thread, or a render thread
-   * that writes its own documents with writeFile): their manifest rows and the counts. A
-   * failed batch throws its error, naming the file.
+   * Counts a batch of files a thread wrote below `root` (a writer thread, or a render thread
+   * that writes its own documents with writeFile) by their status, and collects the changed
+   * paths in `update` mode. A failed batch throws its error, naming the file.
    */
-  recordWritten(paths: string[], sizes: Int32Array, m: WorkerReply): void {
+  recordWritten(paths: readonly string[], m: WorkerReply): void {
     if (m.error !== undefined) throw ioError({ message: m.error, code: m.code }, m.path ?? this.root, 'writing');
-    try {
-      this.record(paths, sizes, m);
-    } catch (e) {
-      throw ioError(e, (this.files as unknown as { path: string }).path, 'index');
+    const status = m.status ?? [];
+    for (let i = 0; i < status.length; i++) {
+      const s = status[i];
+      if (s === UNCHANGED) this.counts.unchanged++;
+      else {
+        if (s === WRITTEN) this.counts.written++;
+        else if (s === DELETED) this.counts.deleted++;
+        if (this.collect) this.changed.add(paths[i]!);
+      }
     }
   }
 
-  /** Records a batch's files in the manifest database. */
-  private record(paths: string[], sizes: Int32Array, m: WorkerReply): void {
-    const digests = Buffer.from(m.digests!.buffer, m.digests!.byteOffset, m.digests!.byteLength);
-    const status = m.status!;
-    this.files.transactionSync(() => {
-      paths.forEach((rel, i) => {
-        if (status[i] === UNCHANGED) return void this.counts.unchanged++;
-        if (this.collect) this.changed.add(rel);
-        if (status[i] === DELETED || status[i] === ABSENT) {
-          if (status[i] === DELETED) this.counts.deleted++;
-          void this.files.remove(rel);
-        } else {
-          void this.files.put(rel, manifestValue.encode({ size: sizes[i]!, sha256: digests.subarray(i * 32, i * 32 + 32) }));
-          this.counts.written++;
-        }
-      });
-    });
-  }
-
-  private push(rel: string, data: Uint8Array | null): void {
+  private push(rel: string, data: Uint8Array | null, hex?: boolean): void {
     if (this.gate.failure) throw this.gate.failure;
+    if (this.sealing) throw new Error(`${rel}: written after the manifest rows were sealed`);
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
-    lane.batch.push([rel, data]);
+    lane.batch.push(hex ? [rel, data, hex] : [rel, data]);
     lane.batchBytes += data?.length ?? 0;
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
   write(rel: string, data: string | Uint8Array): void {
     this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  /** Writes `raw` as hex text (encoded on the writer thread). */
+  writeHex(rel: string, raw: Uint8Array): void {
+    this.push(rel, raw, true);
   }
 
   delete(rel: string): void {
@@ -127,20 +131,19 @@ export class SiteWriter {
     if (lane.batch.length === 0) return;
     const data = new Uint8Array(lane.batchBytes);
     const ends = new Int32Array(lane.batch.length);
-    const sizes = new Int32Array(lane.batch.length);
     let at = 0;
     lane.batch.forEach(([, bytes], i) => {
-      if (bytes === null) ends[i] = sizes[i] = -1;
+      if (bytes === null) ends[i] = -1;
       else {
         data.set(bytes, at);
         ends[i] = at += bytes.length;
-        sizes[i] = bytes.length;
       }
     });
     const paths = lane.batch.map(([rel]) => rel);
-    lane.sent.push({ paths, sizes });
+    const hex = lane.batch.some((e) => e[2]) ? Uint8Array.from(lane.batch, (e) => (e[2] ? 1 : 0)) : undefined;
+    lane.sent.push(paths);
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage({ paths, ends, data: data.buffer }, [data.buffer]);
+    lane.worker.postMessage({ paths, ends, data: data.buffer, hex } satisfies WriteBatch, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }
@@ -151,10 +154,22 @@ export class SiteWriter {
     return this.gate.waitUntil(() => this.inFlightBytes < this.maxInFlight);
   }
 
-  /** Resolves once everything written so far is on disk and in the manifest database. */
+  /** Resolves once everything written so far is on disk. */
   flush(): Promise<void> {
     for (const lane of this.lanes) this.post(lane);
     return this.gate.waitUntil(() => this.lanes.every((l) => l.sent.length === 0));
+  }
+
+  /** Flushes, then has each thread write out its last manifest rows (nothing may be written after). */
+  async seal(): Promise<void> {
+    await this.flush();
+    this.sealing = true;
+    let waiting = this.lanes.length;
+    for (const lane of this.lanes) {
+      lane.sealing = () => waiting--;
+      lane.worker.postMessage('seal');
+    }
+    await this.gate.waitUntil(() => waiting === 0);
   }
 
   async close(): Promise<void> {

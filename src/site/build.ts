@@ -8,7 +8,7 @@ import { openIndex, saveMeta } from '../index/state.js';
 import { isStoreError } from '../index/store.js';
 import { findFork, snapshotHeight, syncIndex } from '../index/sync.js';
 import { writeAddresses } from '../pipeline/addresses.js';
-import { writeOffChain, writeTxsAndBlocks } from '../pipeline/blocks.js';
+import { writeOffChain, writeRawFiles, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
 import { writeNames } from '../pipeline/names.js';
 import { writeSiteFiles } from '../pipeline/site-files.js';
@@ -21,7 +21,8 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
 import { prepareStaging } from '../publish/staging.js';
-import { mergeManifest, writeManifest } from '../publish/manifest.js';
+import { writeManifest } from '../publish/manifest.js';
+import { resetRowsDir } from '../publish/manifest-rows.js';
 import { SiteWriter } from '../publish/writer.js';
 
 export interface BuildOptions {
@@ -104,6 +105,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
   const full = fullReason !== undefined;
 
   const index = new ChainIndex(store, new BlocksSpill(join(stateDir, 'blocks.spill')), net);
+  const rowsDir = join(stateDir, 'manifest-rows.tmp');
   let writer: SiteWriter | undefined;
   let pool: RenderPool | undefined;
   let staging: string | undefined;
@@ -114,17 +116,21 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const rolledBackTo = fork < meta.tip ? fork : undefined;
     const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
     progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...(namecoin ? ['names'] : []), 'site files', 'manifest']);
-    const synced = await syncIndex(source, index, meta, fork, height, full, progress);
+    // Full: an empty release before the scan (which writes the raw files). Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
+    const stage = () => {
+      staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
+      resetRowsDir(rowsDir);
+      return (writer = new SiteWriter(staging, rowsDir, full ? 'fresh' : 'update'));
+    };
+    const scanWriter = full ? stage() : undefined;
+    const synced = await syncIndex(source, index, meta, fork, height, full, progress, scanWriter && ((block, hash) => writeRawFiles(scanWriter, block, hash)));
     height = synced.height;
     const { side, orphan, changes } = synced;
-
     progress.begin('staging');
-    // Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
-    staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
-    if (full) store.files.clearSync();
-    writer = new SiteWriter(staging, store.files, full ? 'fresh' : 'update');
+    writer = scanWriter ?? stage();
     await store.root.flushed; // the render threads read the index
     pool = new RenderPool(index, writer, pretty, join(stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), opts.renderThreadsAbove);
+    pool.rawWritten = full;
     const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
@@ -134,20 +140,18 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const [names, nonUtf8Names] = namecoin ? await writeNames(ctx) : [0, 0];
     const tipHash = await writeSiteFiles(ctx, outDir, hosts, side, orphan);
 
-    // Documents → published tree: the manifest, then the swap.
-    await writer.flush();
-    await store.root.flushed;
+    // Documents → published tree: the manifest (the threads' sorted runs of rows merged, with the published one if incremental), then the swap.
+    await pool.seal();
+    await writer.seal();
     progress.begin('manifest');
-    const listed = store.files.getCount();
-    const onListed = (done: number) => progress.update(done, listed, 'files');
-    const [manifestPath, changed] = [join(staging, MANIFEST_PATH), full ? undefined : writer.changed];
-    // Incremental: the published manifest merged with this run's changes (O(changes) index reads).
-    const manifest = changed ? mergeManifest(join(publishedDir(outDir)!, MANIFEST_PATH), store.files, changed, manifestPath, onListed) : writeManifest(store.files, manifestPath, onListed);
+    const [manifestPath, changed] = [join(writer.root, MANIFEST_PATH), full ? undefined : writer.changed];
+    const previous = changed && join(publishedDir(outDir)!, MANIFEST_PATH);
+    const manifest = writeManifest(rowsDir, previous, manifestPath, pool.sealedRows + writer.sealedRows, (done, total) => progress.update(done, total, 'files'));
     progress.end();
 
     await opts.beforePublish?.();
     checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
-    await publish(staging, outDir, opts.onPublishStep, changed); // keeps the replaced release as the spare
+    await publish(writer.root, outDir, opts.onPublishStep, changed); // keeps the replaced release as the spare
     meta.generation = manifest.sha256;
     saveMeta(store, meta);
     return {
@@ -190,6 +194,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     await step(() => pool?.close());
     await step(() => index.spill.close());
     await step(() => store.close());
+    await step(() => rmSync(rowsDir, { recursive: true, force: true }));
     await step(() => staging !== undefined && currentRelease(outDir) !== basename(staging) && rmSync(staging, { recursive: true, force: true }));
   }
 }
