@@ -31,7 +31,11 @@ export interface Store {
 export function openStore(dir: string): Store {
   const path = join(dir, 'lmdb');
   mkdirSync(path, { recursive: true });
-  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: true }) as RootDatabase;
+  // The whole file mapped (lmdb-js' default on 64-bit), not `remapChunks`: in that mode a read
+  // transaction that touches more than 4095 16-page chunks fails with MDB_TXN_FULL (mdb_rpage_get,
+  // reference tracking of chunks is imperfect), as a render thread did on a hub address of a
+  // 200k-tx chain. The mapping's pages count in RSS as page cache the kernel can reclaim.
+  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false }) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
     root,
