@@ -32,7 +32,11 @@ export interface Store {
 export function openStore(dir: string): Store {
   const path = join(dir, 'lmdb');
   mkdirSync(path, { recursive: true });
-  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: true }) as RootDatabase;
+  // batchStartThreshold: queued writes (`put` outside a transaction) start on lmdb-js' write
+  // thread when the event turn that queued them ends, not after the first 1000: a write thread
+  // that catches up with this one would be woken (a futex call) by every further put.
+  const options = { path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: true, batchStartThreshold: 2 ** 30 };
+  const root = open(options) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
     root,
