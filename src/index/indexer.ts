@@ -52,8 +52,8 @@ function spentOutput(loc: Buffer | undefined, input: TxIn): { key: Buffer; p2sh:
 /**
  * The rows a batch wrote that the scan reads back (txloc, coinbases, addrCount), while its
  * queued writes are not committed yet: lmdb-js' asynchronous puts are invisible to `get`
- * until their transaction commits (README "Asynchronous Transaction Ordering"; without its
- * `cache`, which keys Buffers by identity).
+ * until their transaction commits (lmdb-js README, "Caching": only its `cache` shows them
+ * earlier, and that cache would key our Buffer keys by identity).
  */
 interface PendingBatch {
   txloc: Map<string, Buffer>;
@@ -89,11 +89,11 @@ function track(pending: PendingBatch | undefined, write: Promise<unknown>): Pend
  * Records batches of main-chain blocks in the index: spends (keyed by the position of the spent
  * output), tx locations (with their P2SH outputs), address outputs, name operations (with their
  * merkle branch), each block's height record with the figures it adds; address counts once per
- * address per batch. Synchronous (`queued` false): one LMDB
- * transaction per batch on this thread, which reads its own writes (what an incremental
- * build's prevout resolver needs). Queued: each batch's puts go to lmdb-js' write thread, which
- * runs the B-tree inserts and the commit on the other core while this thread parses and
- * applies the next batch; the rows the scan reads back come from the pending batches first.
+ * address per batch. Synchronous (`queued` false): one LMDB transaction per batch on this
+ * thread, which reads its own writes (what an incremental build's prevout resolver needs).
+ * Queued: each batch's puts go to lmdb-js' write thread, which runs the B-tree inserts and the
+ * commit on the other core while this thread parses and applies the next batch; the rows the
+ * scan reads back come from the pending batches first.
  */
 export class BlockApplier {
   private readonly pending: PendingBatch[] = [];
