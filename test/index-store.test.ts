@@ -16,7 +16,8 @@ import { BlocksSpill } from '../src/index/blocks-spill.js';
 import { ChainIndex } from '../src/index/query.js';
 import { metaValue } from '../src/index/rows.js';
 import { openIndex } from '../src/index/state.js';
-import { STORE_FORMAT } from '../src/index/store.js';
+import { openStore, STORE_FORMAT, type Store } from '../src/index/store.js';
+import { BlockApplier, type BlockToApply } from '../src/index/indexer.js';
 import { syncIndex } from '../src/index/sync.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
@@ -92,6 +93,36 @@ describe('the scan index', () => {
       const branch = op.mrklBranch.map((h) => Buffer.from(h!, 'hex').reverse());
       expect(foldBranch(b.txs[op.txIndex]!.hash, branch, op.txIndex).equals(b.header.merkleRoot)).toBe(true);
     }
+  });
+});
+
+describe('queued writes (a full build) give the index of synchronous transactions', () => {
+  const blocks = sc.after.filter((b) => b.kind === 'main').map((b) => parseBlock(b.raw, { auxpow: NET.auxpow }));
+  const toApply: BlockToApply[] = blocks.map((block, height) => ({ block, height, record: { hash: block.header.id, offset: 0, length: block.raw.length, time: block.header.time, work: '1' } }));
+  const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'addrCount', 'names'] as const;
+  const rows = (store: Store) => Object.fromEntries(TABLES.map((t) => [t, [...(store[t] as Store['spent']).getRange()].map(({ key, value }) => [Buffer.isBuffer(key) ? key.toString('hex') : String(key), Buffer.from(value).toString('hex')])]));
+
+  it('one block per batch, each batch committed while the next is applied: the same rows, every spend found', async () => {
+    const [queued, sync] = [openStore(join(root, 'queued')), openStore(join(root, 'sync'))];
+    const q = new BlockApplier(queued, NET, true, true);
+    const s = new BlockApplier(sync, NET, true, false);
+    let pendingSeen = 0;
+    for (const b of toApply) {
+      q.apply([b]);
+      // The rows just queued are not in the index yet: the spends of this block's outputs in the next one are found in the pending batch.
+      if (queued.txloc.get(b.block.txs[0]!.hash) === undefined) pendingSeen++;
+      await q.settle(1);
+      s.apply([b]);
+    }
+    await q.settle();
+    expect(pendingSeen).toBeGreaterThan(blocks.length / 2);
+    const [got, want] = [rows(queued), rows(sync)];
+    expect(got).toEqual(want);
+    const inputs = blocks.flatMap((b) => b.txs.flatMap((tx) => tx.inputs.filter((i) => !isCoinbaseInput(i)))).length;
+    expect(inputs).toBeGreaterThan(50);
+    expect(got.spent!.length).toBe(inputs);
+    expect(got.txloc!.length).toBe(blocks.reduce((n, b) => n + b.txs.length, 0));
+    await Promise.all([queued.close(), sync.close()]);
   });
 });
 

@@ -42,33 +42,140 @@ const bump = (rec: Record<string, number>, key: string, by = 1) => {
 
 const newEffects = (): BlockEffects => ({ spentTxs: [], addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() });
 
-/** The spent key of the output an input spends (its position, found through txloc) and whether that output is P2SH. */
-function spentOutput(store: Store, input: TxIn): { key: Buffer; p2sh: boolean } | undefined {
-  const v = store.txloc.get(input.prevHash);
-  if (!v) return undefined;
-  const loc = txLocationValue.decode(v);
-  return { key: outputKey.encode({ height: loc.height, txIndex: loc.index, vout: input.prevIndex }), p2sh: loc.p2sh.includes(input.prevIndex) };
+/** The spent key of the output an input spends (its position, from its txloc row) and whether that output is P2SH. */
+function spentOutput(loc: Buffer | undefined, input: TxIn): { key: Buffer; p2sh: boolean } | undefined {
+  if (!loc) return undefined;
+  const l = txLocationValue.decode(loc);
+  return { key: outputKey.encode({ height: l.height, txIndex: l.index, vout: input.prevIndex }), p2sh: l.p2sh.includes(input.prevIndex) };
+}
+
+/**
+ * The rows a batch wrote that the scan reads back (txloc, coinbases, addrCount), while its
+ * queued writes are not committed yet: lmdb-js' asynchronous puts are invisible to `get`
+ * until their transaction commits (lmdb-js README, "Caching": only its `cache` shows them
+ * earlier, and that cache would key our Buffer keys by identity).
+ */
+interface PendingBatch {
+  txloc: Map<string, Buffer>;
+  coinbases: Set<string>;
+  counts: Map<string, number>;
+  /** The commit of the batch's transaction (the promise of its last put). */
+  committed: Promise<unknown>;
 }
 
 /** Outputs paid per address, changed in memory and written once per address at the end of a batch. */
-function writeAddressCounts(store: Store, counts: Map<string, number>): void {
+function writeAddressCounts(store: Store, counts: Map<string, number>, stored: (address: string) => number, pending?: PendingBatch): void {
   for (const [address, by] of counts) {
     if (by === 0) continue;
-    const stored = store.addrCount.get(address);
-    const count = (stored ? u32le.decode(stored) : 0) + by;
-    if (count > 0) void store.addrCount.put(address, u32le.encode(count));
-    else void store.addrCount.remove(address);
+    const count = stored(address) + by;
+    if (count > 0) pending = track(pending, store.addrCount.put(address, u32le.encode(count)));
+    else pending = track(pending, store.addrCount.remove(address));
+    pending?.counts.set(address, count);
   }
 }
 
-function applyOne(store: Store, net: Network, namecoin: boolean, { block, height, record }: BlockToApply, counts: Map<string, number>, resolve?: PrevoutResolver): BlockEffects {
+function storedCount(store: Store, address: string): number {
+  const stored = store.addrCount.get(address);
+  return stored ? u32le.decode(stored) : 0;
+}
+
+/** Remembers `write` as the latest of the pending batch (no-op for a synchronous transaction's writes). */
+function track(pending: PendingBatch | undefined, write: Promise<unknown>): PendingBatch | undefined {
+  if (pending) pending.committed = write;
+  return pending;
+}
+
+/**
+ * Records batches of main-chain blocks in the index: spends (keyed by the position of the spent
+ * output), tx locations (with their P2SH outputs), address outputs, name operations (with their
+ * merkle branch), each block's height record with the figures it adds; address counts once per
+ * address per batch. Synchronous (`queued` false): one LMDB transaction per batch on this
+ * thread, which reads its own writes (what an incremental build's prevout resolver needs).
+ * Queued: each batch's puts go to lmdb-js' write thread, which runs the B-tree inserts and the
+ * commit on the other core while this thread parses and applies the next batch; the rows the
+ * scan reads back come from the pending batches first.
+ */
+export class BlockApplier {
+  private readonly pending: PendingBatch[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly net: Network,
+    private readonly namecoin: boolean,
+    private readonly queued: boolean,
+  ) {}
+
+  /** Applies one batch; with `queued`, call `settle` between batches. */
+  apply(blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
+    if (!this.queued) return this.store.root.transactionSync(() => this.applyRows(blocks, undefined, resolve));
+    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), committed: Promise.resolve() };
+    this.pending.push(batch);
+    const effects = this.applyRows(blocks, batch, resolve);
+    batch.committed.catch(() => {}); // rethrown by settle: an LMDB error must not surface as an unhandled rejection first
+    return effects;
+  }
+
+  /** Waits until at most `max` batches are uncommitted (0: all committed and visible to reads). */
+  async settle(max = 0): Promise<void> {
+    while (this.pending.length > max) {
+      await this.pending[0]!.committed;
+      this.pending.shift();
+    }
+  }
+
+  private applyRows(blocks: readonly BlockToApply[], batch: PendingBatch | undefined, resolve?: PrevoutResolver): BlockEffects[] {
+    const counts = new Map<string, number>();
+    const effects = blocks.map((b) => applyOne(this.store, this.net, this.namecoin, b, counts, this, batch, resolve));
+    writeAddressCounts(this.store, counts, (a) => this.count(a), batch);
+    return effects;
+  }
+
+  /** The txloc row of `hash`: from the pending batches (newest first), else the index. */
+  txloc(hash: Buffer): Buffer | undefined {
+    if (this.pending.length > 0) {
+      const key = hash.toString('latin1');
+      for (let i = this.pending.length - 1; i >= 0; i--) {
+        const v = this.pending[i]!.txloc.get(key);
+        if (v) return v;
+      }
+    }
+    return this.store.txloc.get(hash);
+  }
+
+  coinbaseSeen(hash: Buffer): boolean {
+    if (this.pending.some((p) => p.coinbases.has(hash.toString('latin1')))) return true;
+    return this.store.coinbases.get(hash) !== undefined;
+  }
+
+  private count(address: string): number {
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const c = this.pending[i]!.counts.get(address);
+      if (c !== undefined) return c;
+    }
+    return storedCount(this.store, address);
+  }
+}
+
+function applyOne(
+  store: Store,
+  net: Network,
+  namecoin: boolean,
+  { block, height, record }: BlockToApply,
+  counts: Map<string, number>,
+  rows: BlockApplier,
+  batch: PendingBatch | undefined,
+  resolve?: PrevoutResolver,
+): BlockEffects {
   const fx = newEffects();
   const d = fx.delta;
   d.size = block.raw.length;
   const cb = block.txs[0];
   if (cb && isCoinbase(cb)) {
-    if (store.coinbases.get(cb.hash) !== undefined) fx.duplicate = cb.txid;
-    else void store.coinbases.put(cb.hash, u32le.encode(height));
+    if (rows.coinbaseSeen(cb.hash)) fx.duplicate = cb.txid;
+    else {
+      track(batch, store.coinbases.put(cb.hash, u32le.encode(height)));
+      batch?.coinbases.add(cb.hash.toString('latin1'));
+    }
   }
   // One merkle tree per block, for the branches of all its name operations: the one validation built.
   let levels: ReturnType<typeof txMerkleLevels> | null = null;
@@ -80,9 +187,9 @@ function applyOne(store: Store, net: Network, namecoin: boolean, { block, height
     for (let vin = 0; vin < tx.inputs.length; vin++) {
       const input = tx.inputs[vin]!;
       if (isCoinbaseInput(input)) continue;
-      const spent = spentOutput(store, input);
+      const spent = spentOutput(rows.txloc(input.prevHash), input);
       if (spent) {
-        void store.spent.put(spent.key, spenderValue.encode({ txHash: tx.hash, vin }));
+        track(batch, store.spent.put(spent.key, spenderValue.encode({ txHash: tx.hash, vin })));
         if (spent.p2sh) bump(d.p2shTypes, redeemScriptType(input.script, namecoin) ?? 'unknown');
       }
       if (resolve) {
@@ -101,52 +208,36 @@ function applyOne(store: Store, net: Network, namecoin: boolean, { block, height
       if (type === 'script_hash') p2sh.push(vout);
       const address = scriptAddress(out.script, net);
       if (address !== undefined) {
-        void store.addrOuts.put(addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
+        track(batch, store.addrOuts.put(addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash })));
         counts.set(address, (counts.get(address) ?? 0) + 1);
         fx.addresses.add(address);
       }
     }
-    void store.txloc.put(tx.hash, txLocationValue.encode({ height, index: ti, offset: tx.raw.byteOffset - block.raw.byteOffset, length: tx.raw.length, p2sh }));
+    const loc = txLocationValue.encode({ height, index: ti, offset: tx.raw.byteOffset - block.raw.byteOffset, length: tx.raw.length, p2sh });
+    track(batch, store.txloc.put(tx.hash, loc));
+    batch?.txloc.set(tx.hash.toString('latin1'), loc);
     if (namecoin) {
       for (const { vout, op } of nameOutputs(tx)) {
         d.nameOps++;
         if (op.op === 'name_new' || !op.name || !op.value) continue;
         fx.names.add(Buffer.from(op.name).toString('latin1'));
         if (levels === null) levels = txMerkleLevels(block.txs);
-        void store.names.put(
-          nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }),
-          nameOpValue.encode({
-            op: op.op,
-            txHash: tx.hash,
-            address: scriptAddress(op.addressScript, net) ?? null,
-            value: Buffer.from(op.value),
-            branch: levels ? branchFromLevels(levels, ti) : null,
-          }),
-        );
+        const value = nameOpValue.encode({
+          op: op.op,
+          txHash: tx.hash,
+          address: scriptAddress(op.addressScript, net) ?? null,
+          value: Buffer.from(op.value),
+          branch: levels ? branchFromLevels(levels, ti) : null,
+        });
+        track(batch, store.names.put(nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }), value));
       }
     }
   }
-  void store.heights.put(height, heightValue.encode({ ...record, delta: d }));
+  track(batch, store.heights.put(height, heightValue.encode({ ...record, delta: d })));
   return fx;
 }
 
-/**
- * Records main-chain blocks in the index, in one LMDB transaction: spends (keyed by the
- * position of the spent output), tx locations (with their P2SH outputs), address outputs,
- * name operations (with their merkle branch), each block's height record with the figures it
- * adds. Address counts are written once per address for the whole batch.
- */
-export function applyBlocks(store: Store, net: Network, namecoin: boolean, blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
-  const effects: BlockEffects[] = [];
-  store.root.transactionSync(() => {
-    const counts = new Map<string, number>();
-    for (const b of blocks) effects.push(applyOne(store, net, namecoin, b, counts, resolve));
-    writeAddressCounts(store, counts);
-  });
-  return effects;
-}
-
-/** Removes one block (the current tip) from the index: the exact inverse of applyBlocks. */
+/** Removes one block (the current tip) from the index, in one transaction: the exact inverse of applying it. */
 export function undoBlock(store: Store, net: Network, namecoin: boolean, block: Block, height: number, resolve?: PrevoutResolver): BlockEffects {
   const fx = newEffects();
   store.root.transactionSync(() => {
@@ -173,7 +264,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
       for (let vin = tx.inputs.length - 1; vin >= 0; vin--) {
         const input = tx.inputs[vin]!;
         if (isCoinbaseInput(input)) continue;
-        const spent = spentOutput(store, input);
+        const spent = spentOutput(store.txloc.get(input.prevHash), input);
         const spender = spent && store.spent.get(spent.key);
         if (spender && spenderValue.decode(spender).txHash.equals(tx.hash)) void store.spent.remove(spent.key);
         if (resolve) {
@@ -187,7 +278,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
       const loc = store.txloc.get(tx.hash);
       if (loc && txLocationValue.decode(loc).height === height) void store.txloc.remove(tx.hash);
     }
-    writeAddressCounts(store, counts);
+    writeAddressCounts(store, counts, (a) => storedCount(store, a));
     const cb = block.txs[0];
     const seen = cb && store.coinbases.get(cb.hash);
     if (seen && u32le.decode(seen) === height) void store.coinbases.remove(cb.hash);

@@ -151,9 +151,18 @@ export function addressPrefix(address: string): Buffer {
   return Buffer.from(address + '\0', 'latin1');
 }
 
-/** addrOuts keys: address ‖ 0x00 ‖ u32 BE height ‖ tx index ‖ vout. */
+/** addrOuts keys: address ‖ 0x00 ‖ u32 BE height ‖ tx index ‖ vout (one buffer, written in place: one per output scanned). */
 export const addrOutKey: Codec<AddrOutKey> = {
-  encode: (k) => positionKey(addressPrefix(k.address), k),
+  encode(k) {
+    const n = k.address.length; // latin1: one byte per character
+    const key = Buffer.allocUnsafe(n + 13);
+    key.write(k.address, 0, n, 'latin1');
+    key[n] = 0;
+    key.writeUInt32BE(k.height, n + 1);
+    key.writeUInt32BE(k.txIndex, n + 5);
+    key.writeUInt32BE(k.vout, n + 9);
+    return key;
+  },
   decode: (b) => ({ address: b.subarray(0, b.length - 13).toString('latin1'), ...positionOf(b) }),
 };
 

@@ -35,7 +35,11 @@ export function openStore(dir: string): Store {
   // transaction that touches more than 4095 16-page chunks fails with MDB_TXN_FULL (mdb_rpage_get,
   // reference tracking of chunks is imperfect), as a render thread did on a hub address of a
   // 200k-tx chain. The mapping's pages count in RSS as page cache the kernel can reclaim.
-  const root = open({ path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false }) as RootDatabase;
+  // batchStartThreshold: queued writes (`put` outside a transaction) start on lmdb-js' write
+  // thread when the event turn that queued them ends, not after the first 1000: a write thread
+  // that catches up with this one would be woken (a futex call) by every further put.
+  const options = { path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false, batchStartThreshold: 2 ** 30 };
+  const root = open(options) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
     root,

@@ -5,7 +5,7 @@ import { isCoinbaseInput, type Tx } from '../chain/tx.js';
 import { isNamecoin } from '../chain/networks.js';
 import { blockWork } from '../chain/work.js';
 import type { ValidatedSource } from '../source/validated.js';
-import { applyBlocks, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
+import { BlockApplier, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
 import type { ChainIndex } from './query.js';
 import type { IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
@@ -134,8 +134,12 @@ export async function syncIndex(
   // batch touches more than once are written once (see BATCH_BYTES).
   let batch: BlockToApply[] = [];
   let batchBytes = 0;
-  const applyBatch = () => {
-    const effects = applyBlocks(store, net, namecoin, batch, resolve);
+  // A full build queues each batch's writes for LMDB's write thread (the other core) and goes on
+  // with the next batch while it commits; an incremental one applies in place, because its
+  // prevout resolver reads the txs of the batch back through the index.
+  const applier = new BlockApplier(store, net, namecoin, full);
+  const applyBatch = async () => {
+    const effects = applier.apply(batch, resolve);
     batch.forEach(({ height, record }, i) => {
       const fx = effects[i]!;
       addDelta(meta.totals, fx.delta, 1);
@@ -147,6 +151,7 @@ export async function syncIndex(
     });
     batch = [];
     batchBytes = 0;
+    await applier.settle(1); // the batch before this one is committed: its rows are read from the index again
   };
   let expect = fork + 1;
   for await (const sb of source.mainChain(height, fork + 1)) {
@@ -160,13 +165,14 @@ export async function syncIndex(
     work += blockWork(block.header.bits);
     batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() } });
     batchBytes += sb.raw.length;
-    if (batchBytes >= BATCH_BYTES) applyBatch();
+    if (batchBytes >= BATCH_BYTES) await applyBatch();
     expect++;
     prevHash = sb.hash;
     scanned += scanWork.unit === 'bytes' ? sb.raw.length : scanWork.unit === 'txs' ? block.txs.length : 1;
     progress.update(scanned, scanWork.total, scanWork.unit);
   }
-  if (batch.length > 0) applyBatch();
+  if (batch.length > 0) await applyBatch();
+  await applier.settle(); // every row committed: what follows reads the index
   if (meta.tip !== height && source.stoppedAt) {
     if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
     height = meta.tip; // skipInvalid: the snapshot ends below the invalid block

@@ -87,7 +87,11 @@ export class ManifestRows {
           }
           // `<sha256 hex> <size> <path>\n` written in place (no string per line).
           if (sizes[i]! < 0) at += chunk.write(DELETED_MARK, at, 'latin1');
-          else for (let j = i * 32, end = j + 32; j < end; j++) (chunk[at++] = HEX[digests[j]! >> 4]!), (chunk[at++] = HEX[digests[j]! & 15]!);
+          else
+            for (let j = i * 32, end = j + 32; j < end; j++) {
+              chunk[at++] = HEX[digests[j]! >> 4]!;
+              chunk[at++] = HEX[digests[j]! & 15]!;
+            }
           chunk[at++] = 32;
           at += chunk.write(String(Math.max(sizes[i]!, 0)), at, 'latin1');
           chunk[at++] = 32;
