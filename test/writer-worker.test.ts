@@ -85,4 +85,29 @@ describe('writer worker (writeBatch)', () => {
     expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(Buffer.concat(parts.slice(0, -1)));
   });
+
+  it('large documents, hashed slice by slice as they are written: the bytes and sha256 of the whole, whatever the part sizes', () => {
+    // Parts around and across the 256 KiB slices writeFile hashes and writes at a time: one
+    // part of 1 MiB + 1, small parts between large ones, empty parts, a single large buffer.
+    const fill = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff));
+    const cases: Buffer[][] = [
+      [fill((1 << 20) + 1, 1)],
+      [fill(3, 2), fill(262_143, 3), Buffer.alloc(0), fill(262_145, 4), fill(1, 5), fill(600_000, 6)],
+      Array.from({ length: 700 }, (_, i) => fill(1000 + i, i)),
+    ];
+    cases.forEach((parts, i) => {
+      const whole = Buffer.concat(parts);
+      const log = newRows();
+      expect(writeFile(root, false, new Set(), `big/${i}.json`, parts, log.rows, { path: '' })).toBe(WRITTEN);
+      expect(readFileSync(join(root, `big/${i}.json`)).equals(whole)).toBe(true);
+      expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} big/${i}.json`]);
+      // Update mode writes a temporary file the same way and renames it over the old one.
+      const changed = [...parts, Buffer.from('!')];
+      const log2 = newRows();
+      expect(writeFile(root, true, new Set(), `big/${i}.json`, changed, log2.rows, { path: '' })).toBe(WRITTEN);
+      expect(readFileSync(join(root, `big/${i}.json`)).equals(Buffer.concat(changed))).toBe(true);
+      expect(log2.lines()).toEqual([`${sha(Buffer.concat(changed))} ${whole.length + 1} big/${i}.json`]);
+    });
+    expect(readdirSync(join(root, 'big')).sort()).toEqual(['0.json', '1.json', '2.json']);
+  });
 });
