@@ -8,14 +8,15 @@
 // compare ratio and RSS. Ends with a projection to Namecoin and Bitcoin mainnet from the
 // measured per-tx rates.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
+import { manifestLines, plainWrite } from './plain.js';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -49,45 +50,19 @@ async function child(): Promise<void> {
   const [, , , mode, a, b] = process.argv as string[];
   const anonPeak = anonSampler();
   const t0 = performance.now();
-  let files = 0;
-  let bytes = 0;
-  let txs = 0;
-  if (mode === 'build') {
-    const source = await openBlocksDir(a!, net);
-    const r = await buildSnapshot({ source, outDir: b! });
-    await source.close();
-    files = r.files;
-    bytes = r.bytes;
-    txs = r.txs;
-  } else {
-    // The plain writer: same paths and bytes, read from the built tree in chunks (reading is not
-    // timed). Each chunk is removed from the built tree once read (not timed either; the bench
-    // deletes that tree next anyway), so the two copies never both fill the disk: a 200k
-    // real-profile tree (12 GB) fits on a 24 GiB tmpfs only this way.
-    const paths = readFileSync(join(a!, MANIFEST_PATH), 'utf8').trim().split('\n').map((l) => l.split(' ')[2]!);
-    const dirs = new Set<string>();
-    let seconds = 0;
-    for (let i = 0; i < paths.length; i += 20_000) {
-      const chunk = paths.slice(i, i + 20_000).map((p) => [p, readFileSync(join(a!, p))] as const);
-      for (const [p] of chunk) rmSync(join(a!, p));
-      const start = performance.now();
-      for (const [p, data] of chunk) {
-        const path = join(b!, p);
-        const d = dirname(path);
-        if (!dirs.has(d)) {
-          mkdirSync(d, { recursive: true });
-          dirs.add(d);
-        }
-        writeFileSync(path, data);
-        files++;
-        bytes += data.length;
-      }
-      seconds += (performance.now() - start) / 1000;
-    }
-    const res: RunResult = { seconds, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
+  if (mode !== 'build') {
+    // The plain writer (bench/plain.ts): same paths and bytes, each chunk removed from the built
+    // tree once read (the bench deletes that tree next anyway), so the two copies never both fill
+    // the disk: a 200k real-profile tree (12 GB) fits on a 24 GiB tmpfs only this way.
+    const paths = manifestLines(join(a!, MANIFEST_PATH)).map((l) => l.split(' ')[2]!);
+    const plain = plainWrite(a!, paths, b!, true);
+    const res: RunResult = { ...plain, txs: 0, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
     process.stdout.write(JSON.stringify(res));
     return;
   }
+  const source = await openBlocksDir(a!, net);
+  const { files, bytes, txs } = await buildSnapshot({ source, outDir: b! });
+  await source.close();
   const res: RunResult = { seconds: (performance.now() - t0) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
   process.stdout.write(JSON.stringify(res));
 }

@@ -4,12 +4,18 @@
 // its blocks (a full build one block below, then one incremental block: the steady state of a
 // scheduled job, with a spare release), then extends it to the tip: time and files written by
 // the incremental run compared with a full build at the tip, `--runs` times (min/median/max).
+// Also measures what any tool that publishes whole files must do for that extension: the
+// files whose bytes changed (from the manifests before and after), written again by the plain
+// writer (bench/plain.ts). That time over the full build's is the floor of incremental / full
+// for documents written whole, whatever the implementation.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
+import { manifestLines, plainWrite } from './plain.js';
 
 async function timed(blocksDir: string, outDir: string, height: number): Promise<[BuildReport, number]> {
   const source = await openBlocksDir(blocksDir, net);
@@ -41,6 +47,7 @@ try {
   const incs: number[] = [];
   const fulls: number[] = [];
   const ratios: number[] = [];
+  const floors: number[] = [];
   for (let i = 0; i < runs; i++) {
     for (const d of ['inc', 'full']) for (const p of ['', '.releases', '.state']) rmSync(join(root, d + p), { recursive: true, force: true });
     // Steady state, as a scheduled job sees it: a full build, then one incremental run (the
@@ -48,7 +55,15 @@ try {
     // release every later run stages into at O(change)), then the measured extension.
     const [first, firstSecs] = await timed(blocksDir, join(root, 'inc'), start - 1);
     const [base, baseSecs] = await timed(blocksDir, join(root, 'inc'), start);
+    const before = new Set(manifestLines(join(root, 'inc', MANIFEST_PATH)));
     const [inc, incSecs] = await timed(blocksDir, join(root, 'inc'), tip);
+    const after = manifestLines(join(root, 'inc', MANIFEST_PATH));
+    const changed = after.filter((l) => !before.has(l)).map((l) => l.split(' '));
+    before.clear();
+    const changedBytes = changed.reduce((n, [, size]) => n + Number(size), 0);
+    const treeBytes = after.reduce((n, l) => n + Number(l.split(' ')[1]), 0);
+    const plain = plainWrite(join(root, 'inc'), changed.map(([, , path]) => path!), join(root, 'plain'));
+    rmSync(join(root, 'plain'), { recursive: true, force: true });
     const [full, fullSecs] = await timed(blocksDir, join(root, 'full'), tip);
     if (i === 0) console.log(`chain: ${tip + 1} blocks, ${full.txs} txs; extending ${start} → ${tip} (${tip - start} blocks, ${percent}%; ${full.txs - base.txs} txs, ${(((full.txs - base.txs) / full.txs) * 100).toFixed(1)}% of the txs)`);
     console.log(`run ${i + 1}/${runs}`);
@@ -57,12 +72,17 @@ try {
     console.log(line(`incremental ${start}→${tip}`, inc, incSecs));
     console.log(line(`full build at ${tip}`, full, fullSecs));
     console.log(`incremental / full: time ${(incSecs / fullSecs).toFixed(3)}, files written ${(inc.written / full.written).toFixed(3)}`);
+    console.log(
+      `changed files: ${changed.length} (${(changedBytes / 1e6).toFixed(0)} MB, ${((changedBytes / treeBytes) * 100).toFixed(1)}% of the tree's bytes); ` +
+        `the plain writer writes them in ${plain.seconds.toFixed(1)} s: incremental / that ${(incSecs / plain.seconds).toFixed(2)}, that / full build ${(plain.seconds / fullSecs).toFixed(3)} (the floor for whole documents)`,
+    );
+    floors.push(plain.seconds / fullSecs);
     console.log(`stages of the incremental run: ${inc.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`);
     incs.push(incSecs);
     fulls.push(fullSecs);
     ratios.push(incSecs / fullSecs);
   }
-  console.log(`min / median / max of ${runs} runs: incremental ${spread(incs, 1)} s, full ${spread(fulls, 1)} s, incremental / full ${spread(ratios, 3)}`);
+  console.log(`min / median / max of ${runs} runs: incremental ${spread(incs, 1)} s, full ${spread(fulls, 1)} s, incremental / full ${spread(ratios, 3)}, plain writer of the changed files / full ${spread(floors, 3)}`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
