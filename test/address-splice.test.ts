@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { demoChain } from '../src/builder/demo.js';
 import { parseBlock } from '../src/chain/block.js';
-import { renderAddress, renderAddressCompact, type UnspentSplice } from '../src/render/address.js';
+import { addressCompactParts, renderAddress, renderAddressCompact, type UnspentSplice } from '../src/render/address.js';
 import type { JsonValue } from '../src/render/json.js';
 import { outElementRanges, renderTx } from '../src/render/tx.js';
 
@@ -82,4 +82,22 @@ describe('renderAddressCompact', () => {
     expect(compact.toString()).toBe(plain);
     expect(compact.toString()).toContain('"unspent":[],"tx_sz":0,"transactions":{}}');
   });
+
+  it('lazy texts: the same bytes, each tx text taken only when its part is produced, in document order', () => {
+    const [compact] = both(texts);
+    const taken: string[] = [];
+    const lazy = (txid: string, text: Buffer) => () => (taken.push(txid), text);
+    const unspent: UnspentSplice[] = [];
+    for (const { txid, text } of texts) {
+      const out = (JSON.parse(text.toString()) as { out: { next_in?: unknown }[] }).out;
+      out.forEach((o, vout) => void (o.next_in || unspent.push({ txid, vout, text: lazy(txid, text) })));
+    }
+    const summary = { address: 'n1"\\é', hash160: 'ab'.repeat(20), txInCount: texts.length, txOutCount: 3, coinIn: 10n ** 20n, coinOut: 7n };
+    const gen = addressCompactParts({ ...summary, unspent, transactions: texts.map((t) => ({ txid: t.txid, text: lazy(t.txid, t.text) })) });
+    expect(taken).toEqual([]); // nothing before the first part is asked for
+    const parts = [...gen];
+    expect(Buffer.concat(parts).equals(compact)).toBe(true);
+    expect(taken).toEqual([...unspent.map((u) => u.txid), ...texts.map((t) => t.txid)]);
+  });
 });
+

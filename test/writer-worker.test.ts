@@ -110,4 +110,31 @@ describe('writer worker (writeBatch)', () => {
     });
     expect(readdirSync(join(root, 'big')).sort()).toEqual(['0.json', '1.json', '2.json']);
   });
+
+  it('a document given as a generator is written as its parts come: never whole in memory, the same bytes and sha256', () => {
+    const path = join(root, 'gen/doc.json');
+    const sizesSeen: number[] = [];
+    const made: Buffer[] = [];
+    function* parts(): Generator<Uint8Array> {
+      for (let i = 0; i < 64; i++) {
+        // What the file holds when part i is asked for: the writer has written earlier parts already.
+        if (i % 16 === 0) sizesSeen.push(i === 0 ? 0 : statSync(path).size);
+        const p = Buffer.alloc(64 * 1024, i);
+        made.push(p);
+        yield p;
+      }
+    }
+    const log = newRows();
+    expect(writeFile(root, false, new Set(), 'gen/doc.json', parts(), log.rows, { path: '' })).toBe(WRITTEN);
+    const whole = Buffer.concat(made);
+    expect(readFileSync(path).equals(whole)).toBe(true);
+    expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} gen/doc.json`]);
+    // Parts 16, 32 and 48 were asked for after at least the 256 KiB slices before them were written.
+    expect(sizesSeen.slice(1).every((size, k) => size >= (k + 1) * 16 * 64 * 1024 - 256 * 1024 && size > 0)).toBe(true);
+    // Update mode takes the parts as a list (it compares them with the old bytes first).
+    const again = newRows();
+    expect(writeFile(root, true, new Set(), 'gen/doc.json', made.values(), again.rows, { path: '' })).toBe(UNCHANGED);
+    expect(writeFile(root, true, new Set(), 'gen/doc.json', [...made, Buffer.from('x')].values(), again.rows, { path: '' })).toBe(WRITTEN);
+    expect(readFileSync(path).equals(Buffer.concat([whole, Buffer.from('x')]))).toBe(true);
+  });
 });

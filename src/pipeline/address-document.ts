@@ -1,9 +1,8 @@
 import { decodeAddress } from '../chain/address.js';
 import { fromDisplayHex } from '../chain/hash.js';
 import type { ChainIndex } from '../index/query.js';
-import { renderAddress, renderAddressCompact, type EntryRun, type TxSplice, type UnspentSplice } from '../render/address.js';
+import { addressCompactParts, renderAddress, type CompactAddress, type EntryRun, type TxSplice, type UnspentSplice } from '../render/address.js';
 import type { JsonValue } from '../render/json.js';
-import { outElementRanges } from '../render/tx.js';
 import { parsePreviousAddressDocument, type EntryRange, type PreviousAddressDocument } from './address-previous.js';
 import type { TxTexts } from './tx-texts.js';
 
@@ -40,9 +39,9 @@ type DocTx = { changed: boolean };
  * they are (no parse, no objects per tx); pretty ones re-lay them out through renderAddress.
  * With `reuse` (an incremental build, compact), the entries of txs whose /tx document did not
  * change are copied from the previous document (see spliceFromPrevious). The document comes as
- * a list of byte parts (see renderAddressCompact).
+ * sequence of byte parts, produced as they are written (see addressCompactParts).
  */
-export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean, reuse?: AddressReuse): Uint8Array[] {
+export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean, reuse?: AddressReuse): Iterable<Uint8Array> {
   const decoded = decodeAddress(address, index.net);
   if (!decoded) throw new Error(`internal: output address ${address} does not decode on ${index.net.name}`);
   // The document's transactions: the address's outputs' txs and their spenders, first seen first.
@@ -76,33 +75,25 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
     reuse.counts.fallbacks++;
   }
 
-  const docTexts = new Map<string, Buffer>();
-  for (const txid of docTxs.keys()) docTexts.set(txid, texts.get(txid));
-  if (reuse) reuse.counts.renderedTxs += docTexts.size;
+  if (reuse) reuse.counts.renderedTxs += docTxs.size;
   if (pretty) {
+    const docTexts = new Map(Array.from(docTxs.keys(), (txid) => [txid, texts.get(txid).toString('utf8')]));
     const unspent: JsonValue[] = unspentOuts.map(({ txid, vout }) => {
-      const o = (JSON.parse(docTexts.get(txid)!.toString('utf8')) as { out: Record<string, JsonValue>[] }).out[vout]!;
+      const o = (JSON.parse(docTexts.get(txid)!) as { out: Record<string, JsonValue>[] }).out[vout]!;
       return { tx: { hash: txid, n: vout }, ...o };
     });
-    const transactions = new Map([...docTexts].map(([txid, text]) => [txid, text.toString('utf8')]));
-    return [Buffer.from(renderAddress({ ...summary, unspent, transactions }, true), 'utf8')];
+    return [Buffer.from(renderAddress({ ...summary, unspent, transactions: docTexts }, true), 'utf8')];
   }
-  const splice = unspentSplicer();
-  const unspent = unspentOuts.map(({ txid, vout }) => splice(txid, vout, docTexts.get(txid)!));
-  return renderAddressCompact({ ...summary, unspent, transactions: Array.from(docTexts, ([txid, text]) => ({ txid, text })) });
+  // Each tx text is taken when its part is written: memory holds a few parts, not the document.
+  const text = (txid: string) => () => texts.get(txid);
+  return addressCompactParts({
+    ...summary,
+    unspent: unspentOuts.map(({ txid, vout }) => ({ txid, vout, text: text(txid) })),
+    transactions: Array.from(docTxs.keys(), (txid) => ({ txid, text: text(txid) })),
+  });
 }
 
-/** An unspent output's entry spliced from its tx's text; each tx's `out` ranges found once. */
-function unspentSplicer(): (txid: string, vout: number, text: Buffer) => UnspentSplice {
-  const ranges = new Map<string, number[]>();
-  return (txid, vout, text) => {
-    let r = ranges.get(txid);
-    if (!r) ranges.set(txid, (r = outElementRanges(text)));
-    return { txid, vout, text, ranges: r };
-  };
-}
-
-type Summary = Parameters<typeof renderAddressCompact>[0];
+type Summary = CompactAddress;
 
 /**
  * The compact document from its previous version: each tx entry and unspent entry whose tx did
@@ -118,7 +109,7 @@ function spliceFromPrevious(
   texts: TxTexts,
   summary: Omit<Summary, 'unspent' | 'transactions'>,
   counts: AddressReuseCounts,
-): Uint8Array[] | undefined {
+): Iterable<Uint8Array> | undefined {
   const { bytes } = previous;
   /** Appends the entry at `range` to `list`, extending the last run when it directly follows it. */
   const copy = <T extends object>(list: (T | EntryRun & { end: number; start: number })[], range: EntryRange) => {
@@ -145,11 +136,10 @@ function spliceFromPrevious(
     reused++;
   }
   const unspent: (UnspentSplice | (EntryRun & { start: number; end: number }))[] = [];
-  const splice = unspentSplicer();
   for (const { txid, vout } of unspentOuts) {
     const text = fresh.get(txid);
     if (text) {
-      unspent.push(splice(txid, vout, text));
+      unspent.push({ txid, vout, text });
       continue;
     }
     const range = previous.unspent.get(`${txid}:${vout}`);
@@ -159,7 +149,7 @@ function spliceFromPrevious(
   counts.spliced++;
   counts.reusedTxs += reused;
   counts.renderedTxs += fresh.size;
-  return renderAddressCompact({ ...summary, unspent, transactions: txs });
+  return addressCompactParts({ ...summary, unspent, transactions: txs });
 }
 
 /** The txs whose /tx documents an incremental run changes, as sent to the render threads (Changes.heights, Changes.touched). */

@@ -107,7 +107,7 @@ export class Renderer {
     const status: number[] = [];
     const at = { path: '' };
     let what = '';
-    const file = (rel: string, data: string | Uint8Array | Uint8Array[], old?: Buffer | null) => {
+    const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null) => {
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       const s = writeFile(d.root, d.mode === 'update', this.dirs, rel, b, this.rows, at, old);
       if (d.mode === 'update') paths.push(rel);
@@ -158,7 +158,8 @@ export class Renderer {
       return [reply, [reply.status!.buffer as ArrayBuffer]];
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;
-      const rendering = at.path === '';
+      // A failure while writing has an errno code; one without is rendering's (an address document is made as it is written).
+      const rendering = at.path === '' || err?.code === undefined;
       return [{ id, error: String(err?.message ?? e), code: err?.code, path: rendering ? what : at.path, rendering }, []];
     }
   }

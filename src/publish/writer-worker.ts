@@ -79,23 +79,28 @@ function writeAll(fd: number, parts: readonly Uint8Array[]): void {
 }
 
 /**
- * Writes `parts` to a new file `path` and returns their sha256. Each slice of at most CHUNK
+ * Writes `parts` to a new file `path` and returns their sha256 and size. `parts` may be a
+ * generator: they are taken one by one, so a document made part by part as it is written (an
+ * address document, render/address.ts) is never whole in memory. Each slice of at most CHUNK
  * bytes is hashed just before it is written, while it is still in the CPU cache: a large
  * document is read from memory once rather than twice (the kernel's copy, then the hash). The
  * parts go out with gathered writes, never copied into one buffer.
  */
-function writeHashed(path: string, parts: readonly Uint8Array[]): Buffer {
-  if (parts.length === 1 && parts[0]!.length <= CHUNK) {
-    const digest = sha256(parts[0]!);
-    writeFileSync(path, parts[0]!);
-    return digest;
+function writeHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
+  if (Array.isArray(parts) && parts.length === 1 && (parts[0] as Uint8Array).length <= CHUNK) {
+    const only = parts[0] as Uint8Array;
+    const digest = sha256(only);
+    writeFileSync(path, only);
+    return [digest, only.length];
   }
   const h = createHash('sha256');
   const fd = openSync(path, 'w');
+  let size = 0;
   try {
     let group: Uint8Array[] = [];
     let groupBytes = 0;
     for (const p of parts) {
+      size += p.length;
       for (let at = 0; at < p.length; at += CHUNK) {
         const slice = p.length <= CHUNK ? p : p.subarray(at, at + CHUNK);
         h.update(slice);
@@ -112,7 +117,7 @@ function writeHashed(path: string, parts: readonly Uint8Array[]): Buffer {
   } finally {
     closeSync(fd);
   }
-  return h.digest();
+  return [h.digest(), size];
 }
 
 /**
@@ -125,7 +130,8 @@ export function writeFile(
   update: boolean,
   dirs: Set<string>,
   rel: string,
-  data: Uint8Array | readonly Uint8Array[] | null,
+  /** A list or sequence of parts (taken once, as they are written, except in update mode). */
+  data: Uint8Array | Iterable<Uint8Array> | null,
   rows: ManifestRows,
   at: { path: string },
   /** update mode: the file's current bytes when the caller already read them (null: no file). */
@@ -142,13 +148,13 @@ export function writeFile(
     }
     return DELETED;
   }
-  const parts = data instanceof Uint8Array ? [data] : data;
+  const parts: Iterable<Uint8Array> = data instanceof Uint8Array ? [data] : data;
   const dir = dirname(path);
   if (!dirs.has(dir)) {
     mkdirSync(dir, { recursive: true });
     dirs.add(dir);
   }
-  let digest: Buffer;
+  let written: [digest: Buffer, size: number];
   if (update) {
     let old = known ?? undefined;
     if (known === undefined) {
@@ -158,16 +164,16 @@ export function writeFile(
         if (errCode(e) !== 'ENOENT') throw e;
       }
     }
-    if (old && sameBytes(old, parts)) return UNCHANGED;
+    // Compared with the old bytes before writing: the parts are needed twice, so taken as a list.
+    const list = Array.isArray(parts) ? (parts as readonly Uint8Array[]) : [...parts];
+    if (old && sameBytes(old, list)) return UNCHANGED;
     const tmp = path + '.tmp-write';
-    digest = writeHashed(tmp, parts);
+    written = writeHashed(tmp, list);
     renameSync(tmp, path);
   } else {
-    digest = writeHashed(path, parts);
+    written = writeHashed(path, parts);
   }
-  let size = 0;
-  for (const p of parts) size += p.length;
-  rows.written(rel, size, digest, 0);
+  rows.written(rel, written[1], written[0], 0);
   return WRITTEN;
 }
 

@@ -1,4 +1,5 @@
 import { toJson, type JsonValue, RawJson } from './json.js';
+import { outElementRanges } from './tx.js';
 
 export interface AddressSummary {
   address: string;
@@ -39,18 +40,26 @@ export function renderAddress(s: AddressSummary, pretty = false): string {
   );
 }
 
-/** An unspent output spliced from its compact /tx document (`ranges`: outElementRanges of it). */
+/**
+ * A /tx document's bytes, or a function that gives them when its part of the document is
+ * produced (addressCompactParts): a large document then never holds all its txs' texts at once.
+ */
+export type TxText = Uint8Array | (() => Uint8Array);
+
+const textOf = (t: TxText): Uint8Array => (typeof t === 'function' ? t() : t);
+
+/** An unspent output spliced from its compact /tx document (`ranges`: outElementRanges of it, found when absent). */
 export interface UnspentSplice {
   txid: string;
   vout: number;
-  text: Uint8Array;
-  ranges: readonly number[];
+  text: TxText;
+  ranges?: readonly number[];
 }
 
 /** A tx of the document: its /tx document text. */
 export interface TxSplice {
   txid: string;
-  text: Uint8Array;
+  text: TxText;
 }
 
 /**
@@ -65,37 +74,65 @@ export interface EntryRun {
 
 const isRun = (e: object): e is EntryRun => 'raw' in e;
 
+/** The compact document's parts: the document, or the entries it copies, as they are. */
+export interface CompactAddress extends Omit<AddressSummary, 'unspent' | 'transactions'> {
+  unspent: readonly (UnspentSplice | EntryRun)[];
+  transactions: readonly (TxSplice | EntryRun)[];
+}
+
+const utf8 = (s: string) => Buffer.from(s, 'utf8');
+
 /**
  * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
  * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
- * fields as they are in its /tx document, or runs of entries of the previous document: the
- * document as a list of byte parts, written with gathered writes (the tx bytes are never copied).
+ * fields as they are in its /tx document, or runs of entries of the previous document. The
+ * document comes part by part, in order, each tx text taken only when its part is due (the tx
+ * bytes are never copied): the writer hashes and writes a few parts at a time, so a document of
+ * any size needs memory for only those few.
  */
-export function renderAddressCompact(
-  s: Omit<AddressSummary, 'unspent' | 'transactions'> & { unspent: readonly (UnspentSplice | EntryRun)[]; transactions: readonly (TxSplice | EntryRun)[] },
-): Uint8Array[] {
-  const parts: (string | Uint8Array)[] = [
+export function* addressCompactParts(s: CompactAddress): Generator<Uint8Array> {
+  yield utf8(
     `{"address":${JSON.stringify(s.address)},"hash160":${JSON.stringify(s.hash160)},"tx_in_sz":${s.txInCount},"tx_out_sz":${s.txOutCount},` +
       `"coin_in":${s.coinIn},"coin_out":${s.coinOut},"balance":${s.coinIn - s.coinOut},"unspent":[`,
-  ];
-  s.unspent.forEach((u, i) => {
-    if (isRun(u)) return void parts.push(...(i ? [',', u.raw] : [u.raw]));
-    const { txid, vout, text, ranges } = u;
-    const start = ranges[2 * vout];
-    const end = ranges[2 * vout + 1];
+  );
+  const comma = utf8(',');
+  const ranges = new Map<string, readonly number[]>();
+  for (const [i, u] of s.unspent.entries()) {
+    if (isRun(u)) {
+      if (i) yield comma;
+      yield u.raw;
+      continue;
+    }
+    const { txid, vout } = u;
+    const text = textOf(u.text);
+    let r = u.ranges ?? ranges.get(txid);
+    if (!r) ranges.set(txid, (r = outElementRanges(text)));
+    const start = r[2 * vout];
+    const end = r[2 * vout + 1];
     if (start === undefined || end === undefined) throw new Error(`internal: tx ${txid} has no output ${vout}`);
     const fields = text.subarray(start + 1, end - 1);
-    parts.push(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`, fields, '}');
-  });
+    yield utf8(`${i ? ',' : ''}{"tx":{"hash":${JSON.stringify(txid)},"n":${vout}}${fields.length ? ',' : ''}`);
+    yield fields;
+    yield utf8('}');
+  }
   let txSz = 0;
   for (const t of s.transactions) txSz += isRun(t) ? t.count : 1;
-  parts.push(`],"tx_sz":${txSz},"transactions":{`);
-  s.transactions.forEach((t, i) => {
-    if (isRun(t)) parts.push(...(i ? [',', t.raw] : [t.raw]));
-    else parts.push(`${i ? ',' : ''}${JSON.stringify(t.txid)}:`, t.text);
-  });
-  parts.push('}}');
-  return parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p));
+  yield utf8(`],"tx_sz":${txSz},"transactions":{`);
+  for (const [i, t] of s.transactions.entries()) {
+    if (isRun(t)) {
+      if (i) yield comma;
+      yield t.raw;
+      continue;
+    }
+    yield utf8(`${i ? ',' : ''}${JSON.stringify(t.txid)}:`);
+    yield textOf(t.text);
+  }
+  yield utf8('}}');
+}
+
+/** addressCompactParts as one list of parts. */
+export function renderAddressCompact(s: CompactAddress): Uint8Array[] {
+  return [...addressCompactParts(s)];
 }
 
 /** The original's answer for an address with more relevant outputs than the cap. */
