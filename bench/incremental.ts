@@ -9,9 +9,9 @@
 // writer (bench/plain.ts). That time over the full build's is the floor of incremental / full
 // for documents written whole, whatever the implementation.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';

@@ -11,7 +11,7 @@ import { demoChain } from '../src/builder/demo.js';
 import { parseBlock } from '../src/chain/block.js';
 import { parsePreviousAddressDocument } from '../src/pipeline/address-previous.js';
 import { valueEnd } from '../src/render/json-scan.js';
-import { renderAddressCapped, renderAddressCompact, type UnspentSplice } from '../src/render/address.js';
+import { addressCompactParts, renderAddressCapped, type UnspentSplice } from '../src/render/address.js';
 import { outElementRanges, renderTx } from '../src/render/tx.js';
 import { scenario } from './chains.js';
 import { manifestMismatches } from './helpers.js';
@@ -35,7 +35,7 @@ function documentOf(picked: typeof texts, address = ADDRESS): Buffer {
     out.forEach((o, vout) => void (o.next_in || unspent.push({ txid, vout, text, ranges })));
   }
   const summary = { address, hash160: 'ab'.repeat(20), txInCount: picked.length, txOutCount: 1, coinIn: 5n, coinOut: 2n };
-  return Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) }));
+  return Buffer.concat([...addressCompactParts({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) })]);
 }
 
 describe('parsePreviousAddressDocument', () => {

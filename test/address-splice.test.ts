@@ -1,10 +1,10 @@
-// The byte splicing of address documents (render/address.ts renderAddressCompact, render/tx.ts
+// The byte splicing of address documents (render/address.ts addressCompactParts, render/tx.ts
 // outElementRanges) checked against JSON.parse of the whole documents and against the object
 // renderer (toJson) fed with parsed outputs, on the demo chain's real transactions.
 import { describe, expect, it } from 'vitest';
 import { demoChain } from '../src/builder/demo.js';
 import { parseBlock } from '../src/chain/block.js';
-import { addressCompactParts, renderAddress, renderAddressCompact, type UnspentSplice } from '../src/render/address.js';
+import { addressCompactParts, renderAddress, type UnspentSplice } from '../src/render/address.js';
 import type { JsonValue } from '../src/render/json.js';
 import { outElementRanges, renderTx } from '../src/render/tx.js';
 
@@ -44,7 +44,7 @@ describe('outElementRanges', () => {
   });
 });
 
-describe('renderAddressCompact', () => {
+describe('addressCompactParts', () => {
   /** An address-like document over `picked` txs, unspent: each tx's outputs without next_in. */
   function both(picked: typeof texts): [Buffer, string] {
     const unspent: UnspentSplice[] = [];
@@ -59,7 +59,7 @@ describe('renderAddressCompact', () => {
       });
     }
     const summary = { address: 'n1"\\é', hash160: 'ab'.repeat(20), txInCount: picked.length, txOutCount: 3, coinIn: 10n ** 20n, coinOut: 7n };
-    const compact = Buffer.concat(renderAddressCompact({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) }));
+    const compact = Buffer.concat([...addressCompactParts({ ...summary, unspent, transactions: picked.map((t) => ({ txid: t.txid, text: t.text })) })]);
     const plain = renderAddress({ ...summary, unspent: values, transactions: new Map(picked.map((t) => [t.txid, t.text.toString()])) });
     return [compact, plain];
   }

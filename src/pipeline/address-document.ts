@@ -38,7 +38,7 @@ type DocTx = { changed: boolean };
  * /tx documents. Compact documents splice the tx bytes and each unspent output's fields as
  * they are (no parse, no objects per tx); pretty ones re-lay them out through renderAddress.
  * With `reuse` (an incremental build, compact), the entries of txs whose /tx document did not
- * change are copied from the previous document (see spliceFromPrevious). The document comes as
+ * change are copied from the previous document (see spliceFromPrevious). The document comes as a
  * sequence of byte parts, produced as they are written (see addressCompactParts).
  */
 export function addressDocument(index: ChainIndex, texts: TxTexts, address: string, pretty: boolean, reuse?: AddressReuse): Iterable<Uint8Array> {
@@ -93,8 +93,6 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
   });
 }
 
-type Summary = CompactAddress;
-
 /**
  * The compact document from its previous version: each tx entry and unspent entry whose tx did
  * not change is that entry's bytes in `previous` (consecutive ones as one run, commas included);
@@ -107,7 +105,7 @@ function spliceFromPrevious(
   docTxs: ReadonlyMap<string, DocTx>,
   unspentOuts: readonly { txid: string; vout: number }[],
   texts: TxTexts,
-  summary: Omit<Summary, 'unspent' | 'transactions'>,
+  summary: Omit<CompactAddress, 'unspent' | 'transactions'>,
   counts: AddressReuseCounts,
 ): Iterable<Uint8Array> | undefined {
   const { bytes } = previous;

@@ -5,7 +5,7 @@ import { valueEnd } from '../render/json-scan.js';
  * The previous version of a compact address document (the published release's file), cut into
  * its entries so that an incremental build can copy the bytes of the entries that did not
  * change (address-document.ts). The document is checked against the exact layout
- * renderAddressCompact writes — its address, each unspent entry's `{"tx":{"hash","n"}` head, each
+ * addressCompactParts writes — its address, each unspent entry's `{"tx":{"hash","n"}` head, each
  * transaction's key and the `hash` its document starts with, `tx_sz`, nothing after the end —
  * with a scanner that knows JSON strings (a bracket or quote inside a string is skipped), so an
  * entry's range is exactly that entry. Anything else (a capped or pretty document, another

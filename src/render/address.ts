@@ -130,11 +130,6 @@ export function* addressCompactParts(s: CompactAddress): Generator<Uint8Array> {
   yield utf8('}}');
 }
 
-/** addressCompactParts as one list of parts. */
-export function renderAddressCompact(s: CompactAddress): Uint8Array[] {
-  return [...addressCompactParts(s)];
-}
-
 /** The original's answer for an address with more relevant outputs than the cap. */
 export function renderAddressCapped(outputs: number, pretty = false): string {
   return toJson({ error: `Too many outputs for this address (${outputs})` }, pretty);
