@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type WriteBatch } from '../src/publish/writer-worker.js';
 import { ManifestRows } from '../src/publish/manifest-rows.js';
+import { startWorker } from '../src/publish/worker-start.js';
 
 let logs = 0;
 /** A fresh manifest-row log in its own directory, and what it wrote out once sealed (one run: its lines). */
@@ -136,5 +137,13 @@ describe('writer worker (writeBatch)', () => {
     expect(writeFile(root, true, new Set(), 'gen/doc.json', made.values(), again.rows, { path: '' })).toBe(UNCHANGED);
     expect(writeFile(root, true, new Set(), 'gen/doc.json', [...made, Buffer.from('x')].values(), again.rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(path).equals(Buffer.concat([whole, Buffer.from('x')]))).toBe(true);
+  });
+
+  it("the program's threads start with a small young generation (their nursery would otherwise stay resident at tens of MiB each)", async () => {
+    // Any module of the program's threads: this one does nothing without its workerData kind.
+    const worker = startWorker(new URL('../src/publish/writer.ts', import.meta.url).href, './writer-worker', { kind: 'none' });
+    await new Promise((resolve) => worker.once('online', resolve));
+    expect(worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(4);
+    await worker.terminate();
   });
 });

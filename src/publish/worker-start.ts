@@ -38,6 +38,14 @@ function bundleFromSources(entry: string): string {
 }
 
 /**
+ * The threads' young generation (V8's nursery) is capped at 4 MiB: their garbage is short-lived
+ * (a rendered text, a batch's views), and by default each of the four threads grows a nursery
+ * of tens of MiB that stays resident. Measured on a 200k-tx real-profile build (tmpfs): peak
+ * anonymous memory ~970 → ~860 MiB, build time unchanged (within the run-to-run noise).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
+
+/**
  * Starts a worker thread on a module of this program: in dist/ the compiled `.js` module
  * directly; from the TypeScript sources (`from` ends in `.ts`) the `.ts` module bundled to
  * JavaScript once per process (see {@link bundleFromSources}).
@@ -45,6 +53,7 @@ function bundleFromSources(entry: string): string {
 export function startWorker(from: string, name: string, data: object): Worker {
   const ts = from.endsWith('.ts');
   const module = new URL(`${name}.${ts ? 'ts' : 'js'}`, from);
-  if (!ts) return new Worker(module, { workerData: data });
-  return new Worker(bundleFromSources(fileURLToPath(module)), { workerData: data });
+  const options = { workerData: data, resourceLimits: WORKER_LIMITS };
+  if (!ts) return new Worker(module, options);
+  return new Worker(bundleFromSources(fileURLToPath(module)), options);
 }
