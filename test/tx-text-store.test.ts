@@ -26,7 +26,11 @@ describe('TxTextStore', () => {
     store.addEntries(3, thread.take());
     thread.close();
     store.add(txidOf(5), Buffer.from('{"hash":"second of a duplicate txid"}')); // the first one stays
+    const pretty = txidOf(n + 7); // a pretty document names its tx further in
+    const prettyText = Buffer.from(`{\n  "hash": "${pretty}",\n  "n": 1\n}`);
+    store.add(pretty, prettyText);
     const reader = new TxTextReader(store.table());
+    expect(reader.find(pretty)).toEqual(prettyText);
     for (let i = 0; i < n; i += 499) expect(reader.find(txidOf(i))).toEqual(textOf(txidOf(i), i));
     expect(reader.find(txidOf(5))).toEqual(textOf(txidOf(5), 5));
     expect(reader.find(txidOf(n + 1))).toBeUndefined();

@@ -97,14 +97,27 @@ function uncachedScriptAddress(script: Uint8Array, net: Network): string | undef
 const NONE = '';
 const addressCache = new TwoGenerationCache<string, string>(65536);
 
-function decodeBase58(addr: string, net: Network): DecodedAddress | undefined {
-  let decoded: { version: number; hash: Uint8Array };
+/**
+ * bitcoinjs-lib's `fromBase58Check` (a 21-byte payload under a valid 4-byte sha256d checksum)
+ * with Node's native sha256 in place of its pure-JS one, ~5% of the address documents' CPU.
+ */
+function fromBase58Check(addr: string): { version: number; hash: Buffer } | undefined {
+  let bytes: Uint8Array;
   try {
-    decoded = btcAddress.fromBase58Check(addr);
+    bytes = bs58.decode(addr);
   } catch {
     return undefined;
   }
-  const hash160 = Buffer.from(decoded.hash).toString('hex');
+  if (bytes.length !== 25) return undefined;
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (!sha256d(b.subarray(0, 21)).subarray(0, 4).equals(b.subarray(21))) return undefined;
+  return { version: b[0]!, hash: b.subarray(1, 21) };
+}
+
+function decodeBase58(addr: string, net: Network): DecodedAddress | undefined {
+  const decoded = fromBase58Check(addr);
+  if (!decoded) return undefined;
+  const hash160 = decoded.hash.toString('hex');
   if (decoded.version === net.pubKeyHash) return { hash160, type: 'pubkey_hash' };
   if (net.scriptHash !== undefined && decoded.version === net.scriptHash) return { hash160, type: 'script_hash' };
   return undefined;

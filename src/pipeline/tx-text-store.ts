@@ -183,8 +183,9 @@ export class TxTextReader {
       if (n === 0) throw new Error(`${WHAT} ${path} ends early at offset ${offset + done}`);
       done += n;
     }
-    // The first 8 bytes of a txid may be another's: the document names its tx near its start.
-    return text.subarray(0, 100).includes(txid) ? text : undefined;
+    // The first 8 bytes of a txid may be another's: the document names its tx near its start
+    // (at byte 9 of a compact one, `{"hash":"<txid>"`; a little further in a pretty one).
+    return text.toString('latin1', 9, 9 + 64) === txid || text.subarray(0, 100).includes(txid) ? text : undefined;
   }
 
   close(): void {
