@@ -12,6 +12,9 @@ import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { nodeArgs } from './helpers.js';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { generateChain } from '../src/builder/generate.js';
+import { NETWORKS } from '../src/chain/networks.js';
 
 const CLI = nodeArgs('src/cli.ts');
 
@@ -88,6 +91,28 @@ describe.skipIf(!canMount)('a full disk', () => {
     expect(lines[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks.spill|rendering height \\d+: tx text scratch file ${state}/tx-texts\\.tmp\\.\\d+|writing ${state}/manifest-rows\\.tmp/\\S+): .*(ENOSPC|EIO)`));
     expect(readFileSync(join(cwd, 'out', MANIFEST_PATH), 'utf8')).toBe(before);
     expect(readdirSync(join(cwd, 'out.releases')).filter((e) => e !== MARKER_FILE)).toHaveLength(1);
+    expect(existsSync(join(cwd, 'out.lock'))).toBe(false);
+  }, 60_000);
+
+  it('the index (LMDB) filling its disk during the scan: its own line naming the index and the errno, exit 1, never a crash', () => {
+    // A chain whose index outgrows 6 MiB before its block spill does: the queued index writes
+    // fail at a commit (lmdb-js rejects every write of that transaction and, separately, the cause).
+    const blocks = join(root, 'index-full-blocks');
+    writeBlocksDir(generateChain({ network: NETWORKS['namecoin-regtest'], seed: 'index-full', txCount: 20_000, txPerBlock: 1000, profile: 'real' }), blocks, { network: NETWORKS['namecoin-regtest'] });
+    const disk = tmpfs('index-disk', '6m')!;
+    const state = join(disk, 'state');
+    const cwd = join(root, 'index-case');
+    mkdirSync(cwd);
+    const r = spawnSync(process.execPath, [...CLI, 'build', '--source', `blocks:${blocks}`, '--network', 'namecoin-regtest', '--out', 'out', '--state', state, '--host', 'netlify'], { cwd, encoding: 'utf8' });
+    expect(r.signal).toBeNull();
+    expect(r.status, r.stderr).toBe(1);
+    const ours = r.stderr.split('\n').filter((l) => l.startsWith('snapshot: '));
+    expect(ours).toHaveLength(1);
+    expect(ours[0]).toMatch(new RegExp(`^snapshot: index ${state}/lmdb: .*(ENOSPC|EIO)`));
+    // lmdb-js prints the failed commit's error itself (a stack within lmdb/write.js); nothing else may.
+    expect(r.stderr).not.toMatch(/Commit failed|unhandled|Warning/i);
+    expect(r.stderr.split('\n').filter((l) => /^\s+at /.test(l) && !l.includes('node_modules/lmdb/'))).toEqual([]);
+    expect(existsSync(join(cwd, 'out'))).toBe(false); // nothing published
     expect(existsSync(join(cwd, 'out.lock'))).toBe(false);
   }, 60_000);
 });

@@ -7,7 +7,7 @@ import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
 import { addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, u32le, type HeightRecord } from './rows.js';
 import { emptyDelta, type Counters } from './stats.js';
-import { heightRecordAt, type Store } from './store.js';
+import { commitOf, heightRecordAt, type Store } from './store.js';
 
 /**
  * For the transaction an input spends from: its height, and every address
@@ -59,8 +59,10 @@ interface PendingBatch {
   txloc: Map<string, Buffer>;
   coinbases: Set<string>;
   counts: Map<string, number>;
-  /** The commit of the batch's transaction (the promise of its last put). */
-  committed: Promise<unknown>;
+  /** The commits of the LMDB transactions its writes went into (usually one; see commitOf). */
+  commits: Promise<void>[];
+  /** Its latest write's promise (one per transaction: a new one starts a new commit). */
+  last: Promise<unknown> | undefined;
 }
 
 /** Outputs paid per address, changed in memory and written once per address at the end of a batch. */
@@ -79,9 +81,12 @@ function storedCount(store: Store, address: string): number {
   return stored ? u32le.decode(stored) : 0;
 }
 
-/** Remembers `write` as the latest of the pending batch (no-op for a synchronous transaction's writes). */
+/** Remembers the commit of `write` in the pending batch (no-op for a synchronous transaction's writes). */
 function track(pending: PendingBatch | undefined, write: Promise<unknown>): PendingBatch | undefined {
-  if (pending) pending.committed = write;
+  if (pending && write !== pending.last) {
+    pending.last = write;
+    pending.commits.push(commitOf(write));
+  }
   return pending;
 }
 
@@ -108,17 +113,16 @@ export class BlockApplier {
   /** Applies one batch; with `queued`, call `settle` between batches. */
   apply(blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
     if (!this.queued) return this.store.root.transactionSync(() => this.applyRows(blocks, undefined, resolve));
-    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), committed: Promise.resolve() };
+    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), commits: [], last: undefined };
     this.pending.push(batch);
     const effects = this.applyRows(blocks, batch, resolve);
-    batch.committed.catch(() => {}); // rethrown by settle: an LMDB error must not surface as an unhandled rejection first
     return effects;
   }
 
   /** Waits until at most `max` batches are uncommitted (0: all committed and visible to reads). */
   async settle(max = 0): Promise<void> {
     while (this.pending.length > max) {
-      await this.pending[0]!.committed;
+      for (const commit of this.pending[0]!.commits) await commit; // a failed commit throws LMDB's error
       this.pending.shift();
     }
   }

@@ -66,3 +66,57 @@ export function heightRecordAt(store: Store, height: number): HeightRecord | und
   const v = store.heights.get(height);
   return v ? heightValue.decode(v) : undefined;
 }
+
+/**
+ * The commit of an asynchronous LMDB write (lmdb-js gives every write of a transaction the same
+ * promise). lmdb-js rejects a failed commit twice: each write's promise ("Commit failed") and,
+ * separately, the cause (`commitError`, LMDB's error with its errno). Both are handled here as
+ * soon as the write is queued, so neither can end the process as an unhandled rejection while
+ * the caller is busy elsewhere; the returned promise rejects with the cause.
+ */
+export function commitOf(write: Promise<unknown>): Promise<void> {
+  const commit = write.then(
+    () => undefined,
+    async (e: { commitError?: Promise<unknown> } | undefined) => {
+      if (e?.commitError) await e.commitError; // rejects with the cause
+      throw e;
+    },
+  );
+  commit.catch(() => {}); // awaited later (BlockApplier.settle): not unhandled meanwhile
+  return commit;
+}
+
+/** An error of lmdb-js' for a failed commit: "Commit failed", the cause in `commitError`. */
+function isCommitFailure(e: unknown): e is Error & { commitError: Promise<unknown> } {
+  return e instanceof Error && (e as { commitError?: unknown }).commitError instanceof Promise;
+}
+
+/**
+ * lmdb-js (3.5) opens each event turn's batch of queued writes with a write of its own whose
+ * promise nobody holds: when that transaction's commit fails (a full disk), the promise is
+ * rejected unhandled, and Node would end the process before the build reports the failure —
+ * which it does through the commits it holds (commitOf). Until the returned function is called,
+ * such rejections are left to those (and lmdb-js' own handler, attached when the store closes,
+ * is not warned about); any other unhandled rejection is thrown, as Node does.
+ */
+export function leaveCommitFailuresToCommits(): () => void {
+  const left = new WeakSet<Promise<unknown>>();
+  const unhandled = (e: unknown, p: Promise<unknown>) => {
+    if (!isCommitFailure(e)) throw e;
+    left.add(p);
+    e.commitError.catch(() => {});
+  };
+  // With a listener, Node leaves the warning to it: given for any other promise, as Node would.
+  const handledLater = (p: Promise<unknown>) => {
+    if (!left.has(p)) process.emitWarning('Promise rejection was handled asynchronously', 'PromiseRejectionHandledWarning');
+  };
+  process.on('unhandledRejection', unhandled);
+  process.on('rejectionHandled', handledLater);
+  // Removed a turn later: Node reports rejections handled late (by closing the store) after the
+  // microtasks of the turn in which they were.
+  return () =>
+    setImmediate(() => {
+      process.off('unhandledRejection', unhandled);
+      process.off('rejectionHandled', handledLater);
+    });
+}
