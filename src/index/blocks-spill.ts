@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { onPath } from './io-error.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { onPath, writeAll } from './io-error.js';
 
 /** Where one block's bytes sit in the spill file. */
 export interface SpilledBlock {
@@ -23,7 +23,7 @@ export class BlocksSpill {
 
   append(raw: Buffer): SpilledBlock {
     onPath(this.path, 'block spill', () => {
-      for (let done = 0; done < raw.length; ) done += writeSync(this.fd, raw, done, raw.length - done);
+      writeAll(this.fd, raw);
     });
     const at = { offset: this.size, length: raw.length };
     this.size += raw.length;

@@ -1,4 +1,4 @@
-import { existsSync, statfsSync } from 'node:fs';
+import { existsSync, statfsSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname } from 'node:path';
 
@@ -57,4 +57,9 @@ export function onPath<T>(path: string, what: string, f: () => T): T {
   } catch (e) {
     throw ioError(e, path, what);
   }
+}
+
+/** Writes all of `bytes` at fd's position (writeSync may write less than asked). */
+export function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }

@@ -1,5 +1,5 @@
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { onPath } from '../index/io-error.js';
+import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { onPath, writeAll } from '../index/io-error.js';
 
 /**
  * The /tx documents the txs stage rendered, for the address render threads (which embed each
@@ -76,7 +76,7 @@ export class TxTextAppender {
 
   private writeAll(bytes: Uint8Array): void {
     onPath(this.path, WHAT, () => {
-      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+      writeAll(this.fd, bytes);
     });
   }
 

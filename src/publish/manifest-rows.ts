@@ -1,6 +1,6 @@
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { onPath } from '../index/io-error.js';
+import { onPath, writeAll } from '../index/io-error.js';
 
 /** The line of a deleted path in a run: never listed, it hides the published manifest's line. */
 const DELETED_MARK = '-'.repeat(64);
@@ -114,10 +114,6 @@ export class ManifestRows {
     this.spill();
     return this.rows;
   }
-}
-
-function writeAll(fd: number, buf: Buffer): void {
-  for (let done = 0; done < buf.length; ) done += writeSync(fd, buf, done, buf.length - done);
 }
 
 /** Empties (creates) the directory of this run's manifest rows. */

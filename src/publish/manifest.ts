@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
-import { onPath } from '../index/io-error.js';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { onPath, writeAll } from '../index/io-error.js';
 import { isDeletion, listRuns } from './manifest-rows.js';
 
 /** What a written manifest lists: the file count (manifest included), total bytes, its own sha256 (the tree's generation id). */
@@ -33,7 +33,7 @@ class ManifestOut {
   }
 
   private write(buf: Buffer): void {
-    for (let done = 0; done < buf.length; ) done += writeSync(this.fd, buf, done, buf.length - done);
+    writeAll(this.fd, buf);
     this.hash.update(buf);
   }
 

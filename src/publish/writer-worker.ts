@@ -7,10 +7,11 @@
  * their status; 'seal' writes out its last rows.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
+import { writeAll } from '../index/io-error.js';
 import { ManifestRows } from './manifest-rows.js';
 
 export type WriteMode = 'fresh' | 'update';
@@ -92,7 +93,7 @@ function writeHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer
   let fill = 0;
   const out = (slice: Uint8Array) => {
     h.update(slice);
-    for (let done = 0; done < slice.length; ) done += writeSync(fd, slice, done, slice.length - done);
+    writeAll(fd, slice);
   };
   const flush = () => {
     if (fill > 0) out(staged.subarray(0, fill));
