@@ -15,6 +15,11 @@ import { nodeArgs } from './helpers.js';
 import { writeBlocksDir } from '../src/builder/blkfiles.js';
 import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
+import { constants } from 'node:os';
+import { ioError } from '../src/index/io-error.js';
+import { RowBatch } from '../src/index/row-batch.js';
+import { isStoreError, openStore } from '../src/index/store.js';
+import { IndexWriteThread } from '../src/index/write-thread.js';
 
 const CLI = nodeArgs('src/cli.ts');
 
@@ -94,9 +99,40 @@ describe.skipIf(!canMount)('a full disk', () => {
     expect(existsSync(join(cwd, 'out.lock'))).toBe(false);
   }, 60_000);
 
-  it('the index (LMDB) filling its disk during the scan: its own line naming the index and the errno, exit 1, never a crash', () => {
-    // A chain whose index outgrows 6 MiB before its block spill does: the queued index writes
-    // fail at a commit (lmdb-js rejects every write of that transaction and, separately, the cause).
+  it('the index write thread on a full disk: the batch and every later one fail with LMDB\'s errno, at once, and the thread still ends', async () => {
+    const disk = tmpfs('write-thread-disk', '1m')!;
+    const store = openStore(disk);
+    const thread = IndexWriteThread.start(disk);
+    const committed: Promise<void>[] = [];
+    let thrown: unknown;
+    // 64 KiB values: the 1 MiB filesystem is full within ~16 rows; a batch of 8 rows per transaction.
+    for (let b = 0; b < 8 && thrown === undefined; b++) {
+      const rows = new RowBatch();
+      for (let i = 0; i < 8; i++) rows.put('txloc', Buffer.from(`${b}:${i}`.padEnd(32, '.')), Buffer.alloc(64 * 1024, b + 1));
+      committed.push(thread.write(rows));
+      await committed[committed.length - 1]!.catch(() => undefined);
+      try {
+        thread.check();
+      } catch (e) {
+        thrown = e;
+      }
+    }
+    expect(thrown).toBeInstanceOf(Error);
+    const code = (thrown as { code?: unknown }).code;
+    expect([constants.errno.EIO, constants.errno.ENOSPC, -30792 /* MDB_MAP_FULL */]).toContain(code);
+    expect(isStoreError(thrown)).toBe(true);
+    expect(ioError(thrown, join(disk, 'lmdb'), 'index').message).toMatch(new RegExp(`^index ${disk}/lmdb: .*\\((EIO|ENOSPC)\\)`));
+    // The failing batch rejects with the same error (settle waits on it), and so does any later one.
+    await expect(committed[committed.length - 1]).rejects.toBe(thrown);
+    await expect(thread.write(new RowBatch())).rejects.toBe(thrown);
+    await thread.close(); // ends: a failed commit once left the thread's close waiting forever
+    await store.close();
+  }, 60_000);
+
+  it('the index (LMDB) filling its disk during the scan: one line naming the file and the errno, exit 1, never a crash', () => {
+    // A chain whose index outgrows 6 MiB soon after its block spill does: the index write thread's
+    // commit fails (or, when main's spill write comes first, the spill's write does); either is reported
+    // as the file and its errno, with no crash and no trace of ours.
     const blocks = join(root, 'index-full-blocks');
     writeBlocksDir(generateChain({ network: NETWORKS['namecoin-regtest'], seed: 'index-full', txCount: 20_000, txPerBlock: 1000, profile: 'real' }), blocks, { network: NETWORKS['namecoin-regtest'] });
     const disk = tmpfs('index-disk', '6m')!;
@@ -108,8 +144,8 @@ describe.skipIf(!canMount)('a full disk', () => {
     expect(r.status, r.stderr).toBe(1);
     const ours = r.stderr.split('\n').filter((l) => l.startsWith('snapshot: '));
     expect(ours).toHaveLength(1);
-    expect(ours[0]).toMatch(new RegExp(`^snapshot: index ${state}/lmdb: .*(ENOSPC|EIO)`));
-    // lmdb-js prints the failed commit's error itself (a stack within lmdb/write.js); nothing else may.
+    expect(ours[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks\\.spill): .*(ENOSPC|EIO)`));
+    // Nothing else may print a stack (lmdb-js' own print would be within node_modules/lmdb).
     expect(r.stderr).not.toMatch(/Commit failed|unhandled|Warning/i);
     expect(r.stderr.split('\n').filter((l) => /^\s+at /.test(l) && !l.includes('node_modules/lmdb/'))).toEqual([]);
     expect(existsSync(join(cwd, 'out'))).toBe(false); // nothing published

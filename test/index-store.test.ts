@@ -18,6 +18,7 @@ import { metaValue } from '../src/index/rows.js';
 import { openIndex } from '../src/index/state.js';
 import { openStore, STORE_FORMAT, type Store } from '../src/index/store.js';
 import { BlockApplier, type BlockToApply } from '../src/index/indexer.js';
+import { IndexWriteThread } from '../src/index/write-thread.js';
 import { syncIndex } from '../src/index/sync.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
@@ -96,7 +97,7 @@ describe('the scan index', () => {
   });
 });
 
-describe('queued writes (a full build) give the index of synchronous transactions', () => {
+describe('the index write thread (a full build) gives the index of synchronous transactions', () => {
   const blocks = sc.after.filter((b) => b.kind === 'main').map((b) => parseBlock(b.raw, { auxpow: NET.auxpow }));
   const toApply: BlockToApply[] = blocks.map((block, height) => ({ block, height, record: { hash: block.header.id, offset: 0, length: block.raw.length, time: block.header.time, work: '1' } }));
   const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'addrCount', 'names'] as const;
@@ -104,8 +105,9 @@ describe('queued writes (a full build) give the index of synchronous transaction
 
   it('one block per batch, each batch committed while the next is applied: the same rows, every spend found', async () => {
     const [queued, sync] = [openStore(join(root, 'queued')), openStore(join(root, 'sync'))];
-    const q = new BlockApplier(queued, NET, true, true);
-    const s = new BlockApplier(sync, NET, true, false);
+    const thread = IndexWriteThread.start(queued.dir);
+    const q = new BlockApplier(queued, NET, true, thread);
+    const s = new BlockApplier(sync, NET, true);
     let pendingSeen = 0;
     for (const b of toApply) {
       q.apply([b]);
@@ -115,6 +117,7 @@ describe('queued writes (a full build) give the index of synchronous transaction
       s.apply([b]);
     }
     await q.settle();
+    await thread.close();
     expect(pendingSeen).toBeGreaterThan(blocks.length / 2);
     const [got, want] = [rows(queued), rows(sync)];
     expect(got).toEqual(want);

@@ -7,7 +7,9 @@ import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
 import { addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, u32le, type HeightRecord } from './rows.js';
 import { emptyDelta, type Counters } from './stats.js';
-import { commitOf, heightRecordAt, type Store } from './store.js';
+import { directRows, RowBatch, type RowSink } from './row-batch.js';
+import { heightRecordAt, type Store } from './store.js';
+import type { IndexWriteThread } from './write-thread.js';
 
 /**
  * For the transaction an input spends from: its height, and every address
@@ -50,28 +52,24 @@ function spentOutput(loc: Buffer | undefined, input: TxIn): { key: Buffer; p2sh:
 }
 
 /**
- * The rows a batch wrote that the scan reads back (txloc, coinbases, addrCount), while its
- * queued writes are not committed yet: lmdb-js' asynchronous puts are invisible to `get`
- * until their transaction commits (lmdb-js README, "Caching": only its `cache` shows them
- * earlier, and that cache would key our Buffer keys by identity).
+ * The rows a batch wrote that the scan reads back (txloc, coinbases, addrCount), while they are
+ * not committed yet: the write thread commits a batch while this one applies the next.
  */
 interface PendingBatch {
   txloc: Map<string, Buffer>;
   coinbases: Set<string>;
   counts: Map<string, number>;
-  /** The commits of the LMDB transactions its writes went into (usually one; see commitOf). */
-  commits: Promise<void>[];
-  /** Its latest write's promise (one per transaction: a new one starts a new commit). */
-  last: Promise<unknown> | undefined;
+  /** Resolves once the write thread committed its rows (rejects with LMDB's error). */
+  committed: Promise<void>;
 }
 
 /** Outputs paid per address, changed in memory and written once per address at the end of a batch. */
-function writeAddressCounts(store: Store, counts: Map<string, number>, stored: (address: string) => number, pending?: PendingBatch): void {
+function writeAddressCounts(rows: RowSink, counts: Map<string, number>, stored: (address: string) => number, pending?: PendingBatch): void {
   for (const [address, by] of counts) {
     if (by === 0) continue;
     const count = stored(address) + by;
-    if (count > 0) pending = track(pending, store.addrCount.put(address, u32le.encode(count)));
-    else pending = track(pending, store.addrCount.remove(address));
+    if (count > 0) rows.put('addrCount', address, u32le.encode(count));
+    else rows.remove('addrCount', address);
     pending?.counts.set(address, count);
   }
 }
@@ -81,24 +79,15 @@ function storedCount(store: Store, address: string): number {
   return stored ? u32le.decode(stored) : 0;
 }
 
-/** Remembers the commit of `write` in the pending batch (no-op for a synchronous transaction's writes). */
-function track(pending: PendingBatch | undefined, write: Promise<unknown>): PendingBatch | undefined {
-  if (pending && write !== pending.last) {
-    pending.last = write;
-    pending.commits.push(commitOf(write));
-  }
-  return pending;
-}
-
 /**
  * Records batches of main-chain blocks in the index: spends (keyed by the position of the spent
  * output), tx locations (with their P2SH outputs), address outputs, name operations (with their
  * merkle branch), each block's height record with the figures it adds; address counts once per
- * address per batch. Synchronous (`queued` false): one LMDB transaction per batch on this
- * thread, which reads its own writes (what an incremental build's prevout resolver needs).
- * Queued: each batch's puts go to lmdb-js' write thread, which runs the B-tree inserts and the
- * commit on the other core while this thread parses and applies the next batch; the rows the
- * scan reads back come from the pending batches first.
+ * address per batch. Without a write thread: one LMDB transaction per batch on this thread,
+ * which reads its own writes (what an incremental build's prevout resolver needs). With one
+ * (a full build): each batch's rows go to that thread (write-thread.ts), which runs the B-tree
+ * inserts and the commit on the other core while this thread parses and applies the next batch;
+ * the rows the scan reads back come from the pending batches first.
  */
 export class BlockApplier {
   private readonly pending: PendingBatch[] = [];
@@ -107,30 +96,45 @@ export class BlockApplier {
     private readonly store: Store,
     private readonly net: Network,
     private readonly namecoin: boolean,
-    private readonly queued: boolean,
+    private readonly writer?: IndexWriteThread,
   ) {}
 
-  /** Applies one batch; with `queued`, call `settle` between batches. */
+  /** Applies one batch; with a write thread, call `settle` between batches. */
   apply(blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
-    if (!this.queued) return this.store.root.transactionSync(() => this.applyRows(blocks, undefined, resolve));
-    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), commits: [], last: undefined };
+    if (!this.writer) return this.store.root.transactionSync(() => this.applyRows(blocks, directRows(this.store), undefined, resolve));
+    const rows = new RowBatch();
+    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), committed: Promise.resolve() };
     this.pending.push(batch);
-    const effects = this.applyRows(blocks, batch, resolve);
+    const effects = this.applyRows(blocks, rows, batch, resolve);
+    batch.committed = this.writer.write(rows);
     return effects;
+  }
+
+  /**
+   * Throws the write thread's failure, if a batch failed: the scan stops there rather than at
+   * the next `settle`, so a full disk is reported where it happened (the index), not by
+   * whatever fills it next.
+   */
+  check(): void {
+    this.writer?.check();
   }
 
   /** Waits until at most `max` batches are uncommitted (0: all committed and visible to reads). */
   async settle(max = 0): Promise<void> {
+    let shifted = false;
     while (this.pending.length > max) {
-      for (const commit of this.pending[0]!.commits) await commit; // a failed commit throws LMDB's error
+      await this.pending[0]!.committed; // a failed commit throws LMDB's error
       this.pending.shift();
+      shifted = true;
     }
+    // This thread's read transaction may predate that commit (lmdb-js renews it once per event turn).
+    if (shifted) this.store.root.resetReadTxn();
   }
 
-  private applyRows(blocks: readonly BlockToApply[], batch: PendingBatch | undefined, resolve?: PrevoutResolver): BlockEffects[] {
+  private applyRows(blocks: readonly BlockToApply[], rows: RowSink, batch: PendingBatch | undefined, resolve?: PrevoutResolver): BlockEffects[] {
     const counts = new Map<string, number>();
-    const effects = blocks.map((b) => applyOne(this.store, this.net, this.namecoin, b, counts, this, batch, resolve));
-    writeAddressCounts(this.store, counts, (a) => this.count(a), batch);
+    const effects = blocks.map((b) => applyOne(rows, this.net, this.namecoin, b, counts, this, batch, resolve));
+    writeAddressCounts(rows, counts, (a) => this.count(a), batch);
     return effects;
   }
 
@@ -161,12 +165,12 @@ export class BlockApplier {
 }
 
 function applyOne(
-  store: Store,
+  rows: RowSink,
   net: Network,
   namecoin: boolean,
   { block, height, record }: BlockToApply,
   counts: Map<string, number>,
-  rows: BlockApplier,
+  applier: BlockApplier,
   batch: PendingBatch | undefined,
   resolve?: PrevoutResolver,
 ): BlockEffects {
@@ -175,9 +179,9 @@ function applyOne(
   d.size = block.raw.length;
   const cb = block.txs[0];
   if (cb && isCoinbase(cb)) {
-    if (rows.coinbaseSeen(cb.hash)) fx.duplicate = cb.txid;
+    if (applier.coinbaseSeen(cb.hash)) fx.duplicate = cb.txid;
     else {
-      track(batch, store.coinbases.put(cb.hash, u32le.encode(height)));
+      rows.put('coinbases', cb.hash, u32le.encode(height));
       batch?.coinbases.add(cb.hash.toString('latin1'));
     }
   }
@@ -191,9 +195,9 @@ function applyOne(
     for (let vin = 0; vin < tx.inputs.length; vin++) {
       const input = tx.inputs[vin]!;
       if (isCoinbaseInput(input)) continue;
-      const spent = spentOutput(rows.txloc(input.prevHash), input);
+      const spent = spentOutput(applier.txloc(input.prevHash), input);
       if (spent) {
-        track(batch, store.spent.put(spent.key, spenderValue.encode({ txHash: tx.hash, vin })));
+        rows.put('spent', spent.key, spenderValue.encode({ txHash: tx.hash, vin }));
         if (spent.p2sh) bump(d.p2shTypes, redeemScriptType(input.script, namecoin) ?? 'unknown');
       }
       if (resolve) {
@@ -212,13 +216,13 @@ function applyOne(
       if (type === 'script_hash') p2sh.push(vout);
       const address = scriptAddress(out.script, net);
       if (address !== undefined) {
-        track(batch, store.addrOuts.put(addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash })));
+        rows.put('addrOuts', addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
         counts.set(address, (counts.get(address) ?? 0) + 1);
         fx.addresses.add(address);
       }
     }
     const loc = txLocationValue.encode({ height, index: ti, offset: tx.raw.byteOffset - block.raw.byteOffset, length: tx.raw.length, p2sh });
-    track(batch, store.txloc.put(tx.hash, loc));
+    rows.put('txloc', tx.hash, loc);
     batch?.txloc.set(tx.hash.toString('latin1'), loc);
     if (namecoin) {
       for (const { vout, op } of nameOutputs(tx)) {
@@ -233,11 +237,11 @@ function applyOne(
           value: Buffer.from(op.value),
           branch: levels ? branchFromLevels(levels, ti) : null,
         });
-        track(batch, store.names.put(nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }), value));
+        rows.put('names', nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }), value);
       }
     }
   }
-  track(batch, store.heights.put(height, heightValue.encode({ ...record, delta: d })));
+  rows.put('heights', height, heightValue.encode({ ...record, delta: d }));
   return fx;
 }
 
@@ -282,7 +286,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
       const loc = store.txloc.get(tx.hash);
       if (loc && txLocationValue.decode(loc).height === height) void store.txloc.remove(tx.hash);
     }
-    writeAddressCounts(store, counts, (a) => storedCount(store, a));
+    writeAddressCounts(directRows(store), counts, (a) => storedCount(store, a));
     const cb = block.txs[0];
     const seen = cb && store.coinbases.get(cb.hash);
     if (seen && u32le.decode(seen) === height) void store.coinbases.remove(cb.hash);

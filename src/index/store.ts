@@ -15,6 +15,8 @@ export const STORE_FORMAT = 6;
  * their row layouts: docs/index-schema.md; the row codecs: rows.ts.
  */
 export interface Store {
+  /** The state directory it was opened in (the index is its `lmdb/`). */
+  dir: string;
   root: RootDatabase;
   meta: Database<Buffer, string>;
   heights: Database<Buffer, number>;
@@ -42,6 +44,7 @@ export function openStore(dir: string): Store {
   const root = open(options) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {
+    dir,
     root,
     meta: root.openDB<Buffer, string>('meta', { encoding: 'binary' }),
     heights: root.openDB<Buffer, number>('heights', { keyEncoding: 'uint32', encoding: 'binary' }),

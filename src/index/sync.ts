@@ -11,6 +11,7 @@ import type { IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
 import { commitOf } from './store.js';
 import { addDelta } from './stats.js';
+import { IndexWriteThread } from './write-thread.js';
 
 /**
  * Bytes of blocks applied in one LMDB transaction during the scan: small blocks share a commit
@@ -105,7 +106,7 @@ export async function syncIndex(
   progress: SyncProgress,
   onBlock?: (block: Block, hash: string) => void | Promise<void>,
 ): Promise<SyncResult> {
-  const { store, spill, net } = index;
+  const { store, net } = index;
   const namecoin = isNamecoin(net);
   const changes: Changes | undefined = full
     ? undefined
@@ -125,6 +126,47 @@ export async function syncIndex(
   }
   meta.tip = fork;
 
+  // A full build hands each batch's rows to the index write thread (the other core) and goes on
+  // with the next batch while it commits; an incremental one applies in place, because its
+  // prevout resolver reads the txs of the batch back through the index.
+  const writer = full ? IndexWriteThread.start(store.dir) : undefined;
+  try {
+    await scanMainChain(source, index, meta, fork, height, changes, resolve, new BlockApplier(store, net, namecoin, writer), progress, onBlock);
+  } finally {
+    await writer?.close();
+  }
+  if (meta.tip !== height && source.stoppedAt) {
+    if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
+    height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
+  }
+  if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
+  if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
+
+  let side = 0;
+  let orphan = 0;
+  store.offchain.clearSync();
+  for await (const ob of source.offChain(height)) {
+    await commitOf(store.offchain.put(ob.hash, offChainValue.encode({ kind: ob.kind, height: ob.height ?? null, raw: ob.raw })));
+    if (ob.kind === 'side') side++;
+    else orphan++;
+  }
+  if (changes) for (const h of changes.heights) changes.touched.delete(h); // rendered whole
+  return { height, side, orphan, changes };
+}
+
+/** Applies the source's main-chain blocks above `fork` up to `height` in batches (meta.tip follows). */
+async function scanMainChain(
+  source: ValidatedSource,
+  index: ChainIndex,
+  meta: IndexMeta,
+  fork: number,
+  height: number,
+  changes: Changes | undefined,
+  resolve: PrevoutResolver | undefined,
+  applier: BlockApplier,
+  progress: SyncProgress,
+  onBlock?: (block: Block, hash: string) => void | Promise<void>,
+): Promise<void> {
   progress.begin('scan');
   // Progress in bytes (or txs) rather than blocks: blocks grow along the chain.
   const scanWork = (await source.scanWork?.(height, fork + 1)) ?? { unit: 'blocks', total: height - fork };
@@ -135,10 +177,7 @@ export async function syncIndex(
   // batch touches more than once are written once (see BATCH_BYTES).
   let batch: BlockToApply[] = [];
   let batchBytes = 0;
-  // A full build queues each batch's writes for LMDB's write thread (the other core) and goes on
-  // with the next batch while it commits; an incremental one applies in place, because its
-  // prevout resolver reads the txs of the batch back through the index.
-  const applier = new BlockApplier(store, net, namecoin, full);
+  const { spill } = index;
   const applyBatch = async () => {
     const effects = applier.apply(batch, resolve);
     batch.forEach(({ height, record }, i) => {
@@ -161,6 +200,7 @@ export async function syncIndex(
     if (prevHash !== undefined && toDisplayHex(block.header.prevHash) !== prevHash) {
       throw new Error(`block ${sb.hash} at height ${sb.height} does not build on ${prevHash}: the chain changed during the build; run again`);
     }
+    applier.check();
     await onBlock?.(block, sb.hash);
     const at = spill.append(sb.raw);
     work += blockWork(block.header.bits);
@@ -174,23 +214,6 @@ export async function syncIndex(
   }
   if (batch.length > 0) await applyBatch();
   await applier.settle(); // every row committed: what follows reads the index
-  if (meta.tip !== height && source.stoppedAt) {
-    if (meta.tip < 0) throw new Error(`${source.stoppedAt.message}; nothing is left to build`);
-    height = meta.tip; // skipInvalid: the snapshot ends below the invalid block
-  }
-  if (meta.tip !== height) throw new Error(`${source.description} stopped at height ${meta.tip}, before ${height}`);
-  if (changes && fork >= 0 && !changes.touched.has(fork)) changes.touched.set(fork, new Set()); // its next_block appears or changes
-
-  let side = 0;
-  let orphan = 0;
-  store.offchain.clearSync();
-  for await (const ob of source.offChain(height)) {
-    await commitOf(store.offchain.put(ob.hash, offChainValue.encode({ kind: ob.kind, height: ob.height ?? null, raw: ob.raw })));
-    if (ob.kind === 'side') side++;
-    else orphan++;
-  }
-  if (changes) for (const h of changes.heights) changes.touched.delete(h); // rendered whole
-  return { height, side, orphan, changes };
 }
 
 /** The snapshot height asked for (`asked`, else the source's tip) and the one to build, checked against the source. */

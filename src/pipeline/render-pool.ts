@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/writer.js';
@@ -69,7 +68,7 @@ export class RenderPool {
   private data(): Omit<RenderWorkerData, 'textFile' | 'rowsName'> {
     return {
       kind: 'snapshot-render',
-      stateDir: dirname((this.index.store.root as unknown as { path: string }).path),
+      stateDir: this.index.store.dir,
       spill: this.index.spill.path,
       network: this.index.net.name,
       pretty: this.pretty,

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** Bundled worker modules of this process, by source path. */
 const bundled = new Map<string, string>();
@@ -48,12 +48,13 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
 /**
  * Starts a worker thread on a module of this program: in dist/ the compiled `.js` module
  * directly; from the TypeScript sources (`from` ends in `.ts`) the `.ts` module bundled to
- * JavaScript once per process (see {@link bundleFromSources}).
+ * JavaScript once per process (see {@link bundleFromSources}). `transferList`: what `data` hands
+ * over (a MessagePort).
  */
-export function startWorker(from: string, name: string, data: object): Worker {
+export function startWorker(from: string, name: string, data: object, transferList?: WorkerOptions['transferList']): Worker {
   const ts = from.endsWith('.ts');
   const module = new URL(`${name}.${ts ? 'ts' : 'js'}`, from);
-  const options = { workerData: data, resourceLimits: WORKER_LIMITS };
+  const options = { workerData: data, resourceLimits: WORKER_LIMITS, transferList };
   if (!ts) return new Worker(module, options);
   return new Worker(bundleFromSources(fileURLToPath(module)), options);
 }
