@@ -248,6 +248,7 @@ function applyOne(
 /** Removes one block (the current tip) from the index, in one transaction: the exact inverse of applying it. */
 export function undoBlock(store: Store, net: Network, namecoin: boolean, block: Block, height: number, resolve?: PrevoutResolver): BlockEffects {
   const fx = newEffects();
+  const rows = directRows(store);
   store.root.transactionSync(() => {
     const rec = heightRecordAt(store, height);
     if (!rec || rec.hash !== block.header.id) throw new Error(`index: height ${height} is not block ${block.header.id}`);
@@ -259,13 +260,13 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         for (const { vout, op } of nameOutputs(tx)) {
           if (op.op === 'name_new' || !op.name || !op.value) continue;
           fx.names.add(Buffer.from(op.name).toString('latin1'));
-          void store.names.remove(nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }));
+          rows.remove('names', nameOpKey.encode({ name: Buffer.from(op.name), height, txIndex: ti, vout }));
         }
       }
       for (let vout = tx.outputs.length - 1; vout >= 0; vout--) {
         const address = scriptAddress(tx.outputs[vout]!.script, net);
         if (address === undefined) continue;
-        void store.addrOuts.remove(addrOutKey.encode({ address, height, txIndex: ti, vout }));
+        rows.remove('addrOuts', addrOutKey.encode({ address, height, txIndex: ti, vout }));
         counts.set(address, (counts.get(address) ?? 0) - 1);
         fx.addresses.add(address);
       }
@@ -274,7 +275,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         if (isCoinbaseInput(input)) continue;
         const spent = spentOutput(store.txloc.get(input.prevHash), input);
         const spender = spent && store.spent.get(spent.key);
-        if (spender && spenderValue.decode(spender).txHash.equals(tx.hash)) void store.spent.remove(spent.key);
+        if (spender && spenderValue.decode(spender).txHash.equals(tx.hash)) rows.remove('spent', spent.key);
         if (resolve) {
           const prev = resolve(input.prevHash);
           if (prev) {
@@ -284,13 +285,13 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
         }
       }
       const loc = store.txloc.get(tx.hash);
-      if (loc && txLocationValue.decode(loc).height === height) void store.txloc.remove(tx.hash);
+      if (loc && txLocationValue.decode(loc).height === height) rows.remove('txloc', tx.hash);
     }
-    writeAddressCounts(directRows(store), counts, (a) => storedCount(store, a));
+    writeAddressCounts(rows, counts, (a) => storedCount(store, a));
     const cb = block.txs[0];
     const seen = cb && store.coinbases.get(cb.hash);
-    if (seen && u32le.decode(seen) === height) void store.coinbases.remove(cb.hash);
-    void store.heights.remove(height);
+    if (seen && u32le.decode(seen) === height) rows.remove('coinbases', cb.hash);
+    rows.remove('heights', height);
   });
   return fx;
 }

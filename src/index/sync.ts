@@ -9,7 +9,6 @@ import { BlockApplier, undoBlock, type BlockEffects, type BlockToApply, type Pre
 import type { ChainIndex } from './query.js';
 import type { IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
-import { commitOf } from './store.js';
 import { addDelta } from './stats.js';
 import { IndexWriteThread } from './write-thread.js';
 
@@ -146,7 +145,7 @@ export async function syncIndex(
   let orphan = 0;
   store.offchain.clearSync();
   for await (const ob of source.offChain(height)) {
-    await commitOf(store.offchain.put(ob.hash, offChainValue.encode({ kind: ob.kind, height: ob.height ?? null, raw: ob.raw })));
+    store.offchain.putSync(ob.hash, offChainValue.encode({ kind: ob.kind, height: ob.height ?? null, raw: ob.raw }));
     if (ob.kind === 'side') side++;
     else orphan++;
   }

@@ -17,6 +17,7 @@ export class IndexWriteThread {
   private seq = 0;
   private failure: Error | undefined;
   private closing = false;
+  private exited = false;
 
   private constructor(
     private readonly worker: Worker,
@@ -26,6 +27,7 @@ export class IndexWriteThread {
     replies.unref();
     worker.on('error', (e) => this.fail(e));
     worker.on('exit', (code) => {
+      this.exited = true;
       if (!this.closing || this.waiting.size > 0) this.fail(new Error(`index write thread exited (code ${code}) before the end of the scan`));
     });
   }
@@ -79,6 +81,7 @@ export class IndexWriteThread {
   /** Ends the thread once the batches sent are done, closing its handle on the index. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.exited) return; // it crashed (its error is the failure)
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.postMessage('close' satisfies WriteRequest);
     await exited;

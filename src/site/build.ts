@@ -5,7 +5,7 @@ import { BlocksSpill } from '../index/blocks-spill.js';
 import { ioError } from '../index/io-error.js';
 import { ChainIndex } from '../index/query.js';
 import { openIndex, saveMeta } from '../index/state.js';
-import { isStoreError, leaveCommitFailuresToCommits } from '../index/store.js';
+import { isStoreError } from '../index/store.js';
 import { findFork, snapshotHeight, syncIndex } from '../index/sync.js';
 import { writeAddresses } from '../pipeline/addresses.js';
 import { writeOffChain, writeRawFiles, writeTxsAndBlocks } from '../pipeline/blocks.js';
@@ -68,7 +68,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
   // Where the build may write is settled before any work (README "Safety rules").
   const targets = checkTargets(opts.outDir, opts.stateDir, opts.force);
   const lock = acquireLock(targets.outDir);
-  const stopGuard = leaveCommitFailuresToCommits();
   try {
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
@@ -79,7 +78,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildReport> {
     err.nativeDiagnostic = true;
     throw err;
   } finally {
-    stopGuard();
     lock.release();
   }
 }
