@@ -10,6 +10,7 @@ import { parseBlock } from '../src/chain/block.js';
 import { toDisplayHex } from '../src/chain/hash.js';
 import { branchFromLevels, computeMerkleRoot, foldBranch, merkleLevels } from '../src/chain/merkle.js';
 import { NETWORKS } from '../src/chain/networks.js';
+import { scriptAddress } from '../src/chain/address.js';
 import { classifyScript } from '../src/chain/script.js';
 import { isCoinbaseInput } from '../src/chain/tx.js';
 import { BlocksSpill } from '../src/index/blocks-spill.js';
@@ -17,7 +18,7 @@ import { ChainIndex } from '../src/index/query.js';
 import { metaValue } from '../src/index/rows.js';
 import { openIndex } from '../src/index/state.js';
 import { openStore, STORE_FORMAT, type Store } from '../src/index/store.js';
-import { BlockApplier, type BlockToApply } from '../src/index/indexer.js';
+import { BlockApplier, undoBlock, type BlockToApply } from '../src/index/indexer.js';
 import { IndexWriteThread } from '../src/index/write-thread.js';
 import { syncIndex } from '../src/index/sync.js';
 import { buildSnapshot } from '../src/site/build.js';
@@ -100,7 +101,7 @@ describe('the scan index', () => {
 describe('the index write thread (a full build) gives the index of synchronous transactions', () => {
   const blocks = sc.after.filter((b) => b.kind === 'main').map((b) => parseBlock(b.raw, { auxpow: NET.auxpow }));
   const toApply: BlockToApply[] = blocks.map((block, height) => ({ block, height, record: { hash: block.header.id, offset: 0, length: block.raw.length, time: block.header.time, work: '1' } }));
-  const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'addrCount', 'names'] as const;
+  const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'names'] as const;
   const rows = (store: Store) => Object.fromEntries(TABLES.map((t) => [t, [...(store[t] as Store['spent']).getRange()].map(({ key, value }) => [Buffer.isBuffer(key) ? key.toString('hex') : String(key), Buffer.from(value).toString('hex')])]));
 
   it('one block per batch, each batch committed while the next is applied: the same rows, every spend found', async () => {
@@ -126,6 +127,39 @@ describe('the index write thread (a full build) gives the index of synchronous t
     expect(got.spent!.length).toBe(inputs);
     expect(got.txloc!.length).toBe(blocks.reduce((n, b) => n + b.txs.length, 0));
     await Promise.all([queued.close(), sync.close()]);
+  });
+
+  it('the address count: blocks applied in place count the addresses they pay first, undone ones those they leave unpaid; the pass over every address (a full build) finds them', async () => {
+    // Independent of the index: the distinct addresses the outputs of the first `n` blocks pay.
+    const paid = (n: number) => new Set(blocks.slice(0, n).flatMap((b) => b.txs.flatMap((tx) => tx.outputs.flatMap((o) => scriptAddress(o.script, NET) ?? [])))).size;
+    const store = openStore(join(root, 'count'));
+    const applier = new BlockApplier(store, NET, true);
+    let count = 0;
+    for (const b of toApply) count += applier.apply([b])[0]!.addressesChange;
+    expect(paid(blocks.length)).toBeGreaterThan(20);
+    expect(count).toBe(paid(blocks.length));
+    const index = new ChainIndex(store, new BlocksSpill(join(root, 'count.spill')), NET);
+    expect([...index.addressesWithOutputs()].length).toBe(count);
+    expect([...index.addressesWithOutputs()].reduce((n, [, outputs]) => n + outputs, 0)).toBe(index.addressOutputsTotal());
+    // Undone from the tip, one block at a time (a reorg): the count follows the remaining chain.
+    let decreased = false;
+    for (let h = blocks.length - 1; h >= blocks.length / 2; h--) {
+      const change = undoBlock(store, NET, true, blocks[h]!, h).addressesChange;
+      decreased ||= change < 0;
+      count += change;
+      expect(count).toBe(paid(h));
+    }
+    expect(decreased).toBe(true);
+    // A write thread's batches (a full build's scan) leave the count to the address stage's pass.
+    const queued = openStore(join(root, 'count-queued'));
+    const thread = IndexWriteThread.start(queued.dir);
+    const q = new BlockApplier(queued, NET, true, thread);
+    expect(q.apply(toApply).every((fx) => fx.addressesChange === 0)).toBe(true);
+    await q.settle();
+    await thread.close();
+    expect([...new ChainIndex(queued, index.spill, NET).addressesWithOutputs()].length).toBe(paid(blocks.length));
+    index.spill.close();
+    await Promise.all([store.close(), queued.close()]);
   });
 });
 

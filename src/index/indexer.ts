@@ -5,7 +5,7 @@ import { nameOutputs } from '../chain/names.js';
 import type { Network } from '../chain/networks.js';
 import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
-import { addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, u32le, type HeightRecord } from './rows.js';
+import { addressPrefix, addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, prefixEnd, u32le, type HeightRecord } from './rows.js';
 import { emptyDelta, type Counters } from './stats.js';
 import { directRows, RowBatch, type RowSink } from './row-batch.js';
 import { heightRecordAt, type Store } from './store.js';
@@ -29,6 +29,12 @@ export interface BlockEffects {
   /** A coinbase txid seen before (BIP30), when applying. */
   duplicate: string | undefined;
   delta: Counters;
+  /**
+   * Addresses paid for the first time (applying, +) or whose last output was undone (−); 0 in a
+   * full build's scan: its address stage counts them in its pass over every address
+   * (`ChainIndex.addressesWithOutputs`, `meta.addresses` set by the build).
+   */
+  addressesChange: number;
 }
 
 /** One main-chain block to apply: the parsed block, its height and its record without the figures. */
@@ -42,7 +48,7 @@ const bump = (rec: Record<string, number>, key: string, by = 1) => {
   rec[key] = (rec[key] ?? 0) + by;
 };
 
-const newEffects = (): BlockEffects => ({ spentTxs: [], addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta() });
+const newEffects = (): BlockEffects => ({ spentTxs: [], addresses: new Set(), names: new Set(), duplicate: undefined, delta: emptyDelta(), addressesChange: 0 });
 
 /** The spent key of the output an input spends (its position, from its txloc row) and whether that output is P2SH. */
 function spentOutput(loc: Buffer | undefined, input: TxIn): { key: Buffer; p2sh: boolean } | undefined {
@@ -52,38 +58,40 @@ function spentOutput(loc: Buffer | undefined, input: TxIn): { key: Buffer; p2sh:
 }
 
 /**
- * The rows a batch wrote that the scan reads back (txloc, coinbases, addrCount), while they are
+ * The rows a batch wrote that the scan reads back (txloc, coinbases), while they are
  * not committed yet: the write thread commits a batch while this one applies the next.
  */
 interface PendingBatch {
   txloc: Map<string, Buffer>;
   coinbases: Set<string>;
-  counts: Map<string, number>;
   /** Resolves once the write thread committed its rows (rejects with LMDB's error). */
   committed: Promise<void>;
 }
 
-/** Outputs paid per address, changed in memory and written once per address at the end of a batch. */
-function writeAddressCounts(rows: RowSink, counts: Map<string, number>, stored: (address: string) => number, pending?: PendingBatch): void {
+/**
+ * How many addresses a block made used (+: paid for the first time) or unused (−: its last
+ * output undone). `counts` holds how many outputs each address gained (or lost) in the block,
+ * whose rows are already in this transaction: an address that gained `by` outputs is new when it
+ * now has exactly `by`, one that lost outputs is gone when it has none. Counts at most `by` + 1
+ * rows per address, so a hub address costs no more than any other.
+ */
+function addressesChange(store: Store, counts: ReadonlyMap<string, number>): number {
+  let change = 0;
   for (const [address, by] of counts) {
     if (by === 0) continue;
-    const count = stored(address) + by;
-    if (count > 0) rows.put('addrCount', address, u32le.encode(count));
-    else rows.remove('addrCount', address);
-    pending?.counts.set(address, count);
+    const prefix = addressPrefix(address);
+    const now = store.addrOuts.getKeysCount({ start: prefix, end: prefixEnd(prefix), limit: Math.max(by, 0) + 1 });
+    if (by > 0 && now === by) change++;
+    else if (by < 0 && now === 0) change--;
   }
-}
-
-function storedCount(store: Store, address: string): number {
-  const stored = store.addrCount.get(address);
-  return stored ? u32le.decode(stored) : 0;
+  return change;
 }
 
 /**
  * Records batches of main-chain blocks in the index: spends (keyed by the position of the spent
  * output), tx locations (with their P2SH outputs), address outputs, name operations (with their
- * merkle branch), each block's height record with the figures it adds; address counts once per
- * address per batch. Without a write thread: one LMDB transaction per batch on this thread,
+ * merkle branch), each block's height record with the figures it adds (and, applied in
+ * place, how many addresses it made used: `addressesChange`). Without a write thread: one LMDB transaction per batch on this thread,
  * which reads its own writes (what an incremental build's prevout resolver needs). With one
  * (a full build): each batch's rows go to that thread (write-thread.ts), which runs the B-tree
  * inserts and the commit on the other core while this thread parses and applies the next batch;
@@ -103,7 +111,7 @@ export class BlockApplier {
   apply(blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
     if (!this.writer) return this.store.root.transactionSync(() => this.applyRows(blocks, directRows(this.store), undefined, resolve));
     const rows = new RowBatch();
-    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), counts: new Map(), committed: Promise.resolve() };
+    const batch: PendingBatch = { txloc: new Map(), coinbases: new Set(), committed: Promise.resolve() };
     this.pending.push(batch);
     const effects = this.applyRows(blocks, rows, batch, resolve);
     batch.committed = this.writer.write(rows);
@@ -132,10 +140,14 @@ export class BlockApplier {
   }
 
   private applyRows(blocks: readonly BlockToApply[], rows: RowSink, batch: PendingBatch | undefined, resolve?: PrevoutResolver): BlockEffects[] {
-    const counts = new Map<string, number>();
-    const effects = blocks.map((b) => applyOne(rows, this.net, this.namecoin, b, counts, this, batch, resolve));
-    writeAddressCounts(rows, counts, (a) => this.count(a), batch);
-    return effects;
+    // In place, each block's new addresses are counted from the rows it just wrote; a full build
+    // (rows on the write thread, not readable yet) counts them in its address stage's pass.
+    return blocks.map((b) => {
+      const counts = batch ? undefined : new Map<string, number>();
+      const fx = applyOne(rows, this.net, this.namecoin, b, counts, this, batch, resolve);
+      if (counts) fx.addressesChange = addressesChange(this.store, counts);
+      return fx;
+    });
   }
 
   /** The txloc row of `hash`: from the pending batches (newest first), else the index. */
@@ -155,13 +167,6 @@ export class BlockApplier {
     return this.store.coinbases.get(hash) !== undefined;
   }
 
-  private count(address: string): number {
-    for (let i = this.pending.length - 1; i >= 0; i--) {
-      const c = this.pending[i]!.counts.get(address);
-      if (c !== undefined) return c;
-    }
-    return storedCount(this.store, address);
-  }
 }
 
 function applyOne(
@@ -169,7 +174,7 @@ function applyOne(
   net: Network,
   namecoin: boolean,
   { block, height, record }: BlockToApply,
-  counts: Map<string, number>,
+  counts: Map<string, number> | undefined,
   applier: BlockApplier,
   batch: PendingBatch | undefined,
   resolve?: PrevoutResolver,
@@ -217,7 +222,7 @@ function applyOne(
       const address = scriptAddress(out.script, net);
       if (address !== undefined) {
         rows.put('addrOuts', addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
-        counts.set(address, (counts.get(address) ?? 0) + 1);
+        counts?.set(address, (counts.get(address) ?? 0) + 1);
         fx.addresses.add(address);
       }
     }
@@ -287,7 +292,7 @@ export function undoBlock(store: Store, net: Network, namecoin: boolean, block: 
       const loc = store.txloc.get(tx.hash);
       if (loc && txLocationValue.decode(loc).height === height) rows.remove('txloc', tx.hash);
     }
-    writeAddressCounts(rows, counts, (a) => storedCount(store, a));
+    fx.addressesChange = addressesChange(store, counts);
     const cb = block.txs[0];
     const seen = cb && store.coinbases.get(cb.hash);
     if (seen && u32le.decode(seen) === height) rows.remove('coinbases', cb.hash);

@@ -15,7 +15,6 @@ import {
   prefixEnd,
   spenderValue,
   txLocationValue,
-  u32le,
   type ChainPosition,
   type TxLocation,
 } from './rows.js';
@@ -159,17 +158,28 @@ export class ChainIndex {
 
   /** How many outputs pay `address` (0: none). */
   addressOutputCount(address: string): number {
-    const v = this.store.addrCount.get(address);
-    return v ? u32le.decode(v) : 0;
+    const prefix = addressPrefix(address);
+    return this.store.addrOuts.getKeysCount({ start: prefix, end: prefixEnd(prefix) });
   }
 
-  /** Every address paid by the chain, sorted. */
-  addresses(): Iterable<string> {
-    return this.store.addrCount.getKeys() as Iterable<string>;
-  }
-
-  addressCount(): number {
-    return this.store.addrCount.getCount();
+  /** Every address paid by the chain, sorted, with how many outputs pay it: one pass over `addrOuts`' keys. */
+  *addressesWithOutputs(): Generator<[address: string, outputs: number]> {
+    let address: string | undefined;
+    let prefix: Buffer | undefined;
+    let outputs = 0;
+    for (const key of this.store.addrOuts.getKeys() as Iterable<Buffer>) {
+      // The key is address ‖ 0x00 ‖ position: same address while the prefix (with its 0x00) matches.
+      if (prefix && key.length > prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
+        outputs++;
+        continue;
+      }
+      if (address !== undefined) yield [address, outputs];
+      const end = key.indexOf(0);
+      address = key.toString('latin1', 0, end);
+      prefix = Buffer.from(key.subarray(0, end + 1));
+      outputs = 1;
+    }
+    if (address !== undefined) yield [address, outputs];
   }
 
   addressOutputsTotal(): number {

@@ -2,9 +2,9 @@ import type { Database } from 'lmdb';
 import type { Store } from './store.js';
 
 /** The tables the scan writes, numbered as in an encoded batch. */
-const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'addrCount', 'names'] as const;
+const TABLES = ['heights', 'spent', 'coinbases', 'txloc', 'addrOuts', 'names'] as const;
 export type RowTable = (typeof TABLES)[number];
-type Key = Buffer | string | number;
+type Key = Buffer | number;
 
 const TABLE_ID = new Map<RowTable, number>(TABLES.map((t, i) => [t, i]));
 const REMOVE = 0x80;
@@ -28,8 +28,8 @@ export function directRows(store: Store): RowSink {
 /**
  * The rows of one batch of the scan as bytes, for the index write thread (write-worker.ts),
  * which writes them in one transaction with {@link writeRows}. A row: u8 table number (| 0x80
- * for a removal) ‖ key ‖ (put only) u32 LE value length ‖ value. The key: `heights` u32 LE;
- * `addrCount` u16 LE length ‖ UTF-8; the others u16 LE length ‖ bytes.
+ * for a removal) ‖ key ‖ (put only) u32 LE value length ‖ value. The key: `heights` u32 LE,
+ * the others u16 LE length ‖ bytes.
  */
 export class RowBatch implements RowSink {
   private buf = Buffer.from(new ArrayBuffer(1 << 20));
@@ -53,7 +53,7 @@ export class RowBatch implements RowSink {
       this.at += 5;
       return;
     }
-    const bytes = typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+    const bytes = key;
     this.room(3 + bytes.length + 4);
     this.buf[this.at] = TABLE_ID.get(t)! | op;
     this.buf.writeUInt16LE(bytes.length, this.at + 1);
@@ -93,8 +93,7 @@ export function writeRows(bytes: Uint8Array, sink: RowSink): void {
       at += 5;
     } else {
       const n = buf.readUInt16LE(at + 1);
-      const bytesOfKey = buf.subarray(at + 3, at + 3 + n);
-      key = t === 'addrCount' ? bytesOfKey.toString('utf8') : bytesOfKey;
+      key = buf.subarray(at + 3, at + 3 + n);
       at += 3 + n;
     }
     if (head & REMOVE) {

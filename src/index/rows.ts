@@ -398,6 +398,8 @@ export interface IndexMeta {
   /** sha256 of the published `_manifest.json`, or 'dirty' while a build is changing the index. */
   generation: string;
   totals: Counters;
+  /** Addresses paid by at least one main-chain output (stats.json's `addrs`). */
+  addresses: number;
   capped: string[];
   offchain: string[];
   duplicates: { txid: string; height: number }[];
@@ -408,7 +410,7 @@ const META_MAGIC = Buffer.from('csix', 'latin1');
 
 /**
  * meta value (key `'meta'`): 'csix' ‖ u32 format ‖ str network, genesis, options ‖ u32 tip + 1 ‖
- * str generation ‖ Counters totals ‖ string lists capped, offchain (u32 count ‖ str*) ‖
+ * str generation ‖ Counters totals ‖ u32 addresses ‖ string lists capped, offchain (u32 count ‖ str*) ‖
  * duplicates (u32 count ‖ (str txid ‖ u32 height)*). Strings are u32 length ‖ UTF-8.
  * `formatOf` reads just the format, so an index of another layout is recognised before decoding.
  */
@@ -418,6 +420,7 @@ export const metaValue: Codec<IndexMeta> & { formatOf(b: Buffer): number } = {
     w.u8(META_MAGIC[0]!).u8(META_MAGIC[1]!).u8(META_MAGIC[2]!).u8(META_MAGIC[3]!);
     w.u32(m.format).str(m.network).str(m.genesis).str(m.options).u32(m.tip + 1).str(m.generation);
     writeCounters(w, m.totals);
+    w.u32(m.addresses);
     for (const list of [m.capped, m.offchain]) {
       w.u32(list.length);
       for (const s of list) w.str(s);
@@ -429,7 +432,7 @@ export const metaValue: Codec<IndexMeta> & { formatOf(b: Buffer): number } = {
   decode(b) {
     const r = new RowReader(b);
     r.at = 4;
-    const m = { format: r.u32(), network: r.str(), genesis: r.str(), options: r.str(), tip: r.u32() - 1, generation: r.str(), totals: readCounters(r) };
+    const m = { format: r.u32(), network: r.str(), genesis: r.str(), options: r.str(), tip: r.u32() - 1, generation: r.str(), totals: readCounters(r), addresses: r.u32() };
     const [capped, offchain] = [0, 1].map(() => Array.from({ length: r.u32() }, () => r.str())) as [string[], string[]];
     const duplicates = Array.from({ length: r.u32() }, () => ({ txid: r.str(), height: r.u32() }));
     r.end();

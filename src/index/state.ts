@@ -16,6 +16,7 @@ export function emptyMeta(net: Network, options: string): IndexMeta {
     tip: -1,
     generation: 'dirty',
     totals: emptyDelta(),
+    addresses: 0,
     capped: [],
     offchain: [],
     duplicates: [],

@@ -6,7 +6,7 @@ import { heightValue, type HeightRecord, type OffChainRecord } from './rows.js';
 export type { HeightRecord, OffChainRecord };
 
 /** Bumped whenever the layout below changes: an index of another format means a full build. */
-export const STORE_FORMAT = 6;
+export const STORE_FORMAT = 7;
 
 /**
  * The persistent index (LMDB) beside the output: everything that needs
@@ -24,7 +24,6 @@ export interface Store {
   coinbases: Database<Buffer, Buffer>;
   txloc: Database<Buffer, Buffer>;
   addrOuts: Database<Buffer, Buffer>;
-  addrCount: Database<Buffer, string>;
   names: Database<Buffer, Buffer>;
   offchain: Database<Buffer, string>;
   close(): Promise<void>;
@@ -52,7 +51,6 @@ export function openStore(dir: string): Store {
     coinbases: root.openDB<Buffer, Buffer>('coinbases', binary),
     txloc: root.openDB<Buffer, Buffer>('txloc', binary),
     addrOuts: root.openDB<Buffer, Buffer>('addrOuts', binary),
-    addrCount: root.openDB<Buffer, string>('addrCount', { encoding: 'binary' }),
     names: root.openDB<Buffer, Buffer>('names', binary),
     offchain: root.openDB<Buffer, string>('offchain', { encoding: 'binary' }),
     close: () => root.close(),

@@ -117,6 +117,7 @@ export async function syncIndex(
     const { block, hash } = index.blockAt(h);
     const fx = undoBlock(store, net, namecoin, block, h, resolve);
     addDelta(meta.totals, fx.delta, -1);
+    meta.addresses += fx.addressesChange;
     recordEffects(changes, fx);
     changes?.removedBlocks.add(hash);
     for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
@@ -182,6 +183,7 @@ async function scanMainChain(
     batch.forEach(({ height, record }, i) => {
       const fx = effects[i]!;
       addDelta(meta.totals, fx.delta, 1);
+      meta.addresses += fx.addressesChange;
       recordEffects(changes, fx);
       changes?.heights.add(height);
       changes?.appliedBlocks.add(record.hash);

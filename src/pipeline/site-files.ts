@@ -13,7 +13,7 @@ export async function writeSiteFiles(ctx: StageContext, outDir: string, hosts: r
   const namecoin = isNamecoin(index.net);
   ctx.progress.begin('site files');
   const tip = index.hashAt(height)!;
-  writer.write(STATS_PATH, renderStats(index.chainCounters(height, meta.totals, side, orphan, namecoin), index.addressCount(), namecoin, ctx.pretty));
+  writer.write(STATS_PATH, renderStats(index.chainCounters(height, meta.totals, side, orphan, namecoin), meta.addresses, namecoin, ctx.pretty));
   const info: SiteInfo = { network: index.net.name, height, tip, cappedAddresses: meta.capped };
   writer.write(SITE_INFO_PATH, toJson(info as unknown as JsonValue));
   for (const [rel, content] of await hostFiles(outDir, info, { hosts })) writer.write(rel, content);

@@ -136,7 +136,9 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     // Index → documents: txs and blocks, addresses (from the rendered txs), names, stats.
     await writeTxsAndBlocks(ctx);
     meta.offchain = writeOffChain(ctx);
-    meta.capped = await writeAddresses(ctx);
+    const addressed = await writeAddresses(ctx);
+    meta.capped = addressed.capped;
+    if (full) meta.addresses = addressed.paid; // a full build's scan does not count addresses (BlockEffects.addressesChange)
     const [names, nonUtf8Names] = namecoin ? await writeNames(ctx) : [0, 0];
     const tipHash = await writeSiteFiles(ctx, outDir, hosts, side, orphan);
 
@@ -167,7 +169,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       bytes: manifest.bytes,
       ...writer.counts,
       names,
-      addresses: index.addressCount(),
+      addresses: meta.addresses,
       cappedAddresses: meta.capped.length,
       nonUtf8Names,
       duplicateTxids: meta.duplicates.map((d) => d.txid),
