@@ -5,7 +5,7 @@ import { nameOutputs } from '../chain/names.js';
 import type { Network } from '../chain/networks.js';
 import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
-import { addressPrefix, addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, prefixEnd, u32le, type HeightRecord } from './rows.js';
+import { addressRange, addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, u32le, type HeightRecord } from './rows.js';
 import { emptyDelta, type Counters } from './stats.js';
 import { directRows, RowBatch, type RowSink } from './row-batch.js';
 import { heightRecordAt, type Store } from './store.js';
@@ -22,7 +22,7 @@ export type PrevoutResolver = (prevHash: Buffer) => { height: number; index: num
 export interface BlockEffects {
   /** Transactions (height, index in block) whose outputs this block spends: their next_in changes. */
   spentTxs: [number, number][];
-  /** Addresses paid by this block and, with a resolver, those whose outputs it spends. */
+  /** Addresses paid by this block and, with a resolver, those whose outputs it spends (none listed by a full build's scan, which renders every document). */
   addresses: Set<string>;
   /** Names operated on (bytes as latin1). */
   names: Set<string>;
@@ -79,8 +79,7 @@ function addressesChange(store: Store, counts: ReadonlyMap<string, number>): num
   let change = 0;
   for (const [address, by] of counts) {
     if (by === 0) continue;
-    const prefix = addressPrefix(address);
-    const now = store.addrOuts.getKeysCount({ start: prefix, end: prefixEnd(prefix), limit: Math.max(by, 0) + 1 });
+    const now = store.addrOuts.getKeysCount({ ...addressRange(address), limit: Math.max(by, 0) + 1 });
     if (by > 0 && now === by) change++;
     else if (by < 0 && now === 0) change--;
   }
@@ -222,8 +221,11 @@ function applyOne(
       const address = scriptAddress(out.script, net);
       if (address !== undefined) {
         rows.put('addrOuts', addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
-        counts?.set(address, (counts.get(address) ?? 0) + 1);
-        fx.addresses.add(address);
+        // Applied in place (an incremental build) only: a full build's scan renders every document and counts addresses later.
+        if (counts) {
+          counts.set(address, (counts.get(address) ?? 0) + 1);
+          fx.addresses.add(address);
+        }
       }
     }
     const loc = txLocationValue.encode({ height, index: ti, offset: tx.raw.byteOffset - block.raw.byteOffset, length: tx.raw.length, p2sh });

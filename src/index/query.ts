@@ -4,7 +4,7 @@ import { blockSubsidy, type Network } from '../chain/networks.js';
 import { parseTx, type Tx } from '../chain/tx.js';
 import type { BlocksSpill } from './blocks-spill.js';
 import {
-  addressPrefix,
+  addressRange,
   addrOutKey,
   addrOutValue,
   nameOpKey,
@@ -12,7 +12,6 @@ import {
   offChainValue,
   outputKey,
   outputRange,
-  prefixEnd,
   spenderValue,
   txLocationValue,
   type ChainPosition,
@@ -148,8 +147,7 @@ export class ChainIndex {
 
   /** Outputs paid to `address`, in chain order. */
   *addressOutputs(address: string): Generator<AddressOutput> {
-    const prefix = addressPrefix(address);
-    for (const { key, value } of this.store.addrOuts.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+    for (const { key, value } of this.store.addrOuts.getRange(addressRange(address))) {
       const { height, txIndex, vout } = addrOutKey.decode(key);
       const row = addrOutValue.decode(value);
       yield { height, txIndex, vout, txid: toDisplayHex(row.txHash), value: row.value, spender: this.spenderAt(row.txHash, { height, txIndex, vout }) };
@@ -158,8 +156,7 @@ export class ChainIndex {
 
   /** How many outputs pay `address` (0: none). */
   addressOutputCount(address: string): number {
-    const prefix = addressPrefix(address);
-    return this.store.addrOuts.getKeysCount({ start: prefix, end: prefixEnd(prefix) });
+    return this.store.addrOuts.getKeysCount(addressRange(address));
   }
 
   /** Every address paid by the chain, sorted, with how many outputs pay it: one pass over `addrOuts`' keys. */

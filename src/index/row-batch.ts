@@ -34,7 +34,6 @@ export function directRows(store: Store): RowSink {
 export class RowBatch implements RowSink {
   private buf = Buffer.from(new ArrayBuffer(1 << 20));
   private at = 0;
-  rows = 0;
 
   private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
@@ -44,7 +43,6 @@ export class RowBatch implements RowSink {
   }
 
   private key(t: RowTable, op: number, key: Key): void {
-    this.rows++;
     if (typeof key === 'number') {
       if (t !== 'heights') throw new Error(`internal: a number key for ${t}`);
       this.room(5);
@@ -53,12 +51,11 @@ export class RowBatch implements RowSink {
       this.at += 5;
       return;
     }
-    const bytes = key;
-    this.room(3 + bytes.length + 4);
+    this.room(3 + key.length + 4);
     this.buf[this.at] = TABLE_ID.get(t)! | op;
-    this.buf.writeUInt16LE(bytes.length, this.at + 1);
-    bytes.copy(this.buf, this.at + 3);
-    this.at += 3 + bytes.length;
+    this.buf.writeUInt16LE(key.length, this.at + 1);
+    key.copy(this.buf, this.at + 3);
+    this.at += 3 + key.length;
   }
 
   put(t: RowTable, key: Key, value: Buffer): void {

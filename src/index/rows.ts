@@ -146,9 +146,10 @@ export function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.concat([prefix, Buffer.from([0xff])]);
 }
 
-/** Outputs paid to an address sort by address, then chain position. */
-export function addressPrefix(address: string): Buffer {
-  return Buffer.from(address + '\0', 'latin1');
+/** The `addrOuts` keys of an address (they sort by address, then chain position): a range's start and end. */
+export function addressRange(address: string): { start: Buffer; end: Buffer } {
+  const start = Buffer.from(address + '\0', 'latin1');
+  return { start, end: prefixEnd(start) };
 }
 
 /** addrOuts keys: address ‖ 0x00 ‖ u32 BE height ‖ tx index ‖ vout (one buffer, written in place: one per output scanned). */
