@@ -2,7 +2,7 @@
 // replaces is kept as the spare and, one run later, brought up to date at the cost of the paths
 // the last run changed and staged into; the manifest is merged from the published one.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,9 +138,35 @@ describe('double-buffered incremental builds', { timeout: 240_000 }, () => {
     expect(statSync(join(o, keep)).nlink).toBe(2);
   });
 
+  it('a file the last run changed and this run changes again is rewritten in place in the spare (its inode kept: no unlink, link, new file or rename); a file linked from elsewhere is not', async () => {
+    const o = prepared();
+    const rel = `${o}.releases`;
+    const spare = readdirSync(rel).find((e) => e.endsWith('.spare'))!.slice(0, -'.spare'.length);
+    // The spare (H1) holds its own copy of each path H2 changed; those H3 changes again are rewritten.
+    const again = [...changedPaths(manifests[H1]!, manifests[H2]!)].filter((p) => changedPaths(manifests[H2]!, manifests[H3]!).has(p) && statSync(join(rel, spare, p), { throwIfNoEntry: false })?.nlink === 1);
+    expect(again.length).toBeGreaterThan(10);
+    const inode = new Map(again.map((p) => [p, statSync(join(rel, spare, p)).ino]));
+    // Somebody's hard link to one of them (a backup made with cp -al, say): that file must keep its bytes.
+    const foreign = again[0]!;
+    const foreignBytes = readFileSync(join(rel, spare, foreign));
+    linkSync(join(rel, spare, foreign), join(root, 'foreign-link'));
+    try {
+      expect((await build(o, H3)).mode).toBe('incremental');
+      await expectH3(o, manifests);
+      const kept = again.filter((p) => statSync(join(o, p)).ino === inode.get(p));
+      expect(kept).toEqual(again.filter((p) => p !== foreign));
+      expect(statSync(join(o, foreign)).ino).not.toBe(inode.get(foreign));
+      expect(readFileSync(join(root, 'foreign-link'))).toEqual(foreignBytes);
+      // The release published before (now the spare) was not written to.
+      expect(manifestMismatches(join(rel, readdirSync(rel).find((e) => e.endsWith('.spare'))!.slice(0, -'.spare'.length)))).toEqual([]);
+    } finally {
+      rmSync(join(root, 'foreign-link'), { force: true });
+    }
+  });
+
   it('killed while bringing the spare up to date: out is the older snapshot and verifies; the next run equals a full build', async () => {
     const o = prepared();
-    await killIncrementalChildAt(o, SEED, H3, 'staging@half');
+    await killIncrementalChildAt(o, SEED, H3, 'links@half');
     expect(manifestOf(o)).toBe(manifests[H2]);
     expect(manifestMismatches(o)).toEqual([]);
     // The spare's record went before the spare was touched: nothing marks the half-refreshed dir as a spare.

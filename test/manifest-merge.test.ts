@@ -119,7 +119,7 @@ describe('SiteWriter', () => {
     mkdirSync(root);
     resetRowsDir(rowsDir);
     writeFileSync(join(root, 'old.json'), 'to delete');
-    const writer = new SiteWriter(root, rowsDir, 'fresh');
+    const writer = new SiteWriter(root, rowsDir, undefined);
     const tree: Record<string, string> = {};
     try {
       for (let i = 0; i < 1000; i++) {

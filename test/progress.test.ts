@@ -108,13 +108,15 @@ describe('a build reports every stage by work', () => {
     expect(r.stageSeconds.map(([s]) => s)).toEqual(plan);
   });
 
-  it('a re-run with a rollback counts 8 stages, rollback first', async () => {
+  it('a re-run with a rollback counts 9 stages, rollback first, the spare\'s links before the manifest', async () => {
     const { progress, lines } = capture(1);
     const out = join(root, 'demo');
     const tip = demoChain().main.length - 1;
     const r = await buildSnapshot({ source: demoSource(), outDir: out, height: tip - 2, progress });
     expect(r.rolledBackTo).toBe(tip - 2);
-    expect(lines.some((l) => l.startsWith('[1/8] rollback: '))).toBe(true);
-    expect(lines.some((l) => l.startsWith('[8/8] manifest: '))).toBe(true);
+    expect(lines.some((l) => l.startsWith('[1/9] rollback: '))).toBe(true);
+    expect(lines.some((l) => l.startsWith('[8/9] links: '))).toBe(true);
+    expect(lines.some((l) => l.startsWith('[9/9] manifest: '))).toBe(true);
+    expect(r.stageSeconds.map(([s]) => s)).toEqual(['rollback', 'scan', 'staging', 'txs and blocks', 'addresses', 'names', 'site files', 'links', 'manifest']);
   });
 });

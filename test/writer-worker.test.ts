@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type WriteBatch } from '../src/publish/writer-worker.js';
+import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/writer-worker.js';
 import { ManifestRows } from '../src/publish/manifest-rows.js';
 import { startWorker } from '../src/publish/worker-start.js';
 
@@ -26,6 +26,8 @@ function newRows(): { rows: ManifestRows; lines: () => string[] } {
 }
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 const DEL = '-'.repeat(64);
+/** Update mode on the tree itself (as a staging tree of hard links only: no stale paths). */
+const sameTree = (root: string): UpdateTarget => ({ published: root, stale: new Set() });
 
 /** A batch as SiteWriter posts it: one buffer, end offsets, -1 for a deletion. */
 function batchOf(entries: [string, string | null][]): WriteBatch {
@@ -42,7 +44,7 @@ describe('writer worker (writeBatch)', () => {
 
   it('writes files and logs their manifest rows (sha256, size, sorted by path), then in update mode keeps unchanged files and deletes', () => {
     const log = newRows();
-    const r = writeBatch(root, false, new Set(), log.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'xyz']]), { path: root });
+    const r = writeBatch(root, undefined, new Set(), log.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'xyz']]), { path: root });
     expect(readFileSync(join(root, 'tx/a.json'), 'utf8')).toBe('{"a":1}');
     expect([...r.status!]).toEqual([WRITTEN, WRITTEN]);
     expect(r.bytes).toBe(10);
@@ -51,13 +53,13 @@ describe('writer worker (writeBatch)', () => {
     const old = new Date(2000, 0, 1);
     utimesSync(join(root, 'tx/a.json'), old, old);
     const log2 = newRows();
-    const u = writeBatch(root, true, new Set(), log2.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'new'], ['gone.json', null], ['b/c/d2.bin', null]]), { path: root });
+    const u = writeBatch(root, sameTree(root), new Set(), log2.rows, batchOf([['tx/a.json', '{"a":1}'], ['b/c/d.bin', 'new'], ['gone.json', null], ['b/c/d2.bin', null]]), { path: root });
     expect([...u.status!]).toEqual([UNCHANGED, WRITTEN, ABSENT, ABSENT]);
     expect(statSync(join(root, 'tx/a.json')).mtime.getTime()).toBe(old.getTime());
     expect(readFileSync(join(root, 'b/c/d.bin'), 'utf8')).toBe('new');
 
     writeFileSync(join(root, 'gone.json'), 'x');
-    const d = writeBatch(root, true, new Set(), log2.rows, batchOf([['gone.json', null]]), { path: root });
+    const d = writeBatch(root, sameTree(root), new Set(), log2.rows, batchOf([['gone.json', null]]), { path: root });
     expect([...d.status!]).toEqual([DELETED]);
     expect(() => statSync(join(root, 'gone.json'))).toThrow();
     // No row for the unchanged file; one for each deletion (the last of gone.json's two).
@@ -67,7 +69,7 @@ describe('writer worker (writeBatch)', () => {
   it('reports the path it failed on', () => {
     writeFileSync(join(root, 'file'), 'not a dir');
     const at = { path: root };
-    expect(() => writeBatch(root, false, new Set(), newRows().rows, batchOf([['ok.json', '1'], ['file/under.json', '2']]), at)).toThrow();
+    expect(() => writeBatch(root, undefined, new Set(), newRows().rows, batchOf([['ok.json', '1'], ['file/under.json', '2']]), at)).toThrow();
     expect(at.path).toBe(join(root, 'file/under.json'));
   });
 
@@ -76,14 +78,14 @@ describe('writer worker (writeBatch)', () => {
     const whole = Buffer.concat(parts);
     const log = newRows();
     const dirs = new Set<string>();
-    expect(writeFile(root, false, dirs, 'p/parts.json', parts, log.rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, undefined, dirs, 'p/parts.json', parts, log.rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(whole);
     expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} p/parts.json`]);
     // Update mode: the same parts leave the file alone; one byte more or less is a change.
     const rows = newRows().rows;
-    expect(writeFile(root, true, dirs, 'p/parts.json', parts, rows, { path: '' })).toBe(UNCHANGED);
-    expect(writeFile(root, true, dirs, 'p/parts.json', [...parts, Buffer.from('x')], rows, { path: '' })).toBe(WRITTEN);
-    expect(writeFile(root, true, dirs, 'p/parts.json', parts.slice(0, -1), rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, sameTree(root), dirs, 'p/parts.json', parts, rows, { path: '' })).toBe(UNCHANGED);
+    expect(writeFile(root, sameTree(root), dirs, 'p/parts.json', [...parts, Buffer.from('x')], rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, sameTree(root), dirs, 'p/parts.json', parts.slice(0, -1), rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(join(root, 'p/parts.json'))).toEqual(Buffer.concat(parts.slice(0, -1)));
   });
 
@@ -99,13 +101,13 @@ describe('writer worker (writeBatch)', () => {
     cases.forEach((parts, i) => {
       const whole = Buffer.concat(parts);
       const log = newRows();
-      expect(writeFile(root, false, new Set(), `big/${i}.json`, parts, log.rows, { path: '' })).toBe(WRITTEN);
+      expect(writeFile(root, undefined, new Set(), `big/${i}.json`, parts, log.rows, { path: '' })).toBe(WRITTEN);
       expect(readFileSync(join(root, `big/${i}.json`)).equals(whole)).toBe(true);
       expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} big/${i}.json`]);
       // Update mode writes a temporary file the same way and renames it over the old one.
       const changed = [...parts, Buffer.from('!')];
       const log2 = newRows();
-      expect(writeFile(root, true, new Set(), `big/${i}.json`, changed, log2.rows, { path: '' })).toBe(WRITTEN);
+      expect(writeFile(root, sameTree(root), new Set(), `big/${i}.json`, changed, log2.rows, { path: '' })).toBe(WRITTEN);
       expect(readFileSync(join(root, `big/${i}.json`)).equals(Buffer.concat(changed))).toBe(true);
       expect(log2.lines()).toEqual([`${sha(Buffer.concat(changed))} ${whole.length + 1} big/${i}.json`]);
     });
@@ -126,7 +128,7 @@ describe('writer worker (writeBatch)', () => {
       }
     }
     const log = newRows();
-    expect(writeFile(root, false, new Set(), 'gen/doc.json', parts(), log.rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, undefined, new Set(), 'gen/doc.json', parts(), log.rows, { path: '' })).toBe(WRITTEN);
     const whole = Buffer.concat(made);
     expect(readFileSync(path).equals(whole)).toBe(true);
     expect(log.lines()).toEqual([`${sha(whole)} ${whole.length} gen/doc.json`]);
@@ -134,9 +136,50 @@ describe('writer worker (writeBatch)', () => {
     expect(sizesSeen.slice(1).every((size, k) => size >= (k + 1) * 16 * 64 * 1024 - 256 * 1024 && size > 0)).toBe(true);
     // Update mode takes the parts as a list (it compares them with the old bytes first).
     const again = newRows();
-    expect(writeFile(root, true, new Set(), 'gen/doc.json', made.values(), again.rows, { path: '' })).toBe(UNCHANGED);
-    expect(writeFile(root, true, new Set(), 'gen/doc.json', [...made, Buffer.from('x')].values(), again.rows, { path: '' })).toBe(WRITTEN);
+    expect(writeFile(root, sameTree(root), new Set(), 'gen/doc.json', made.values(), again.rows, { path: '' })).toBe(UNCHANGED);
+    expect(writeFile(root, sameTree(root), new Set(), 'gen/doc.json', [...made, Buffer.from('x')].values(), again.rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(path).equals(Buffer.concat([whole, Buffer.from('x')]))).toBe(true);
+  });
+
+  it('update mode with stale paths (the spare\'s own older copies): compared with the published tree; rewritten in place (shorter: cut), linked when unchanged, removed when deleted; other links never written through', () => {
+    const pub = join(root, 'stale-pub');
+    const st = join(root, 'stale-staging');
+    const files: Record<string, [published: string | null, staging: string | null]> = {
+      'a.json': ['published a', 'older copy of a, longer than the new bytes'],
+      'b.json': ['published b', 'older b'],
+      'c.json': [null, 'older c'],
+      'd.json': ['published d', 'older d'],
+      'e.json': ['published e', null],
+      'f.json': ['published f', 'older f'],
+      'g.json': ['published g', 'older g'],
+    };
+    for (const [p, [a, b]] of Object.entries(files)) {
+      for (const [dir, text] of [[pub, a], [st, b]] as const) {
+        mkdirSync(dir, { recursive: true });
+        if (text !== null) writeFileSync(join(dir, p), text);
+      }
+    }
+    linkSync(join(st, 'f.json'), join(root, 'someone-elses-link'));
+    const inode = (p: string) => statSync(join(st, p)).ino;
+    const before = Object.fromEntries(['a.json', 'f.json'].map((p) => [p, inode(p)]));
+    const update: UpdateTarget = { published: pub, stale: new Set([...Object.keys(files), 'h.json']) };
+    const log = newRows();
+    const r = writeBatch(st, update, new Set(), log.rows, batchOf([['a.json', 'new a'], ['b.json', 'published b'], ['c.json', null], ['d.json', null], ['e.json', 'new e'], ['f.json', 'new f'], ['x.json', 'new x']]), { path: st });
+    expect([...r.status!]).toEqual([WRITTEN, UNCHANGED, ABSENT, DELETED, WRITTEN, WRITTEN, WRITTEN]);
+    expect(readFileSync(join(st, 'a.json'), 'utf8')).toBe('new a');
+    expect(inode('a.json')).toBe(before['a.json']); // in place, cut to the new size
+    expect(inode('b.json')).toBe(statSync(join(pub, 'b.json')).ino); // the published file, linked
+    expect(existsSync(join(st, 'c.json'))).toBe(false);
+    expect(existsSync(join(st, 'd.json'))).toBe(false);
+    expect(readFileSync(join(st, 'e.json'), 'utf8')).toBe('new e');
+    expect(readFileSync(join(st, 'f.json'), 'utf8')).toBe('new f');
+    expect(inode('f.json')).not.toBe(before['f.json']); // a new file: the other link keeps the older bytes
+    expect(readFileSync(join(root, 'someone-elses-link'), 'utf8')).toBe('older f');
+    // What the batch did not go to is left for the build to link (staging.ts refreshTree); the published tree is untouched.
+    expect([...update.stale].sort()).toEqual(['g.json', 'h.json']);
+    expect(readFileSync(join(st, 'g.json'), 'utf8')).toBe('older g');
+    for (const [p, [a]] of Object.entries(files)) expect(a === null ? existsSync(join(pub, p)) : readFileSync(join(pub, p), 'utf8')).toBe(a ?? false);
+    expect(log.lines()).toEqual([`${sha('new a')} 5 a.json`, `${DEL} 0 c.json`, `${DEL} 0 d.json`, `${sha('new e')} 5 e.json`, `${sha('new f')} 5 f.json`, `${sha('new x')} 5 x.json`]);
   });
 
   it("the program's threads start with a small young generation (their nursery would otherwise stay resident at tens of MiB each)", async () => {

@@ -73,7 +73,7 @@ export class RenderPool {
       network: this.index.net.name,
       pretty: this.pretty,
       root: this.writer.root,
-      mode: this.writer.mode,
+      update: this.writer.update,
       duplicates: this.duplicates,
       rowsDir: this.writer.rowsDir,
       rawWritten: this.rawWritten,

@@ -12,7 +12,7 @@ import { addressPath } from '../contract/layout.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { writeFile, type WorkerReply, type WriteMode } from '../publish/writer-worker.js';
+import { updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './blocks.js';
 import { addressDocument, changedPredicate, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
@@ -28,7 +28,8 @@ export interface RenderWorkerData {
   network: string;
   pretty: boolean;
   root: string;
-  mode: WriteMode;
+  /** Absent: a fresh tree; else the published tree it follows (writer-worker.ts UpdateOf). */
+  update?: UpdateOf;
   /** This thread's tx text scratch file. */
   textFile: string;
   /** Txids that occur more than once in the chain: their files are left to the main thread. */
@@ -77,6 +78,7 @@ export class Renderer {
   private changed: AddressReuse['changed'] | undefined;
   private readonly dirs = new Set<string>();
   private readonly rows: ManifestRows;
+  private readonly update: UpdateTarget | undefined;
 
   constructor(
     private readonly index: ChainIndex,
@@ -84,6 +86,7 @@ export class Renderer {
   ) {
     this.dups = new Set(d.duplicates);
     this.rows = new ManifestRows(d.rowsDir, d.rowsName);
+    this.update = updateTarget(d.update);
   }
 
   run(id: number, task: RenderTask): [RenderReply, ArrayBuffer[]] | undefined {
@@ -100,7 +103,7 @@ export class Renderer {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
       // Compact documents of an incremental build: the staging tree holds the previous version.
-      this.changed = task.changed && !d.pretty && d.mode === 'update' ? changedPredicate(task.changed) : undefined;
+      this.changed = task.changed && !d.pretty && d.update ? changedPredicate(task.changed) : undefined;
       return undefined;
     }
     const paths: string[] = [];
@@ -109,14 +112,16 @@ export class Renderer {
     let what = '';
     const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null) => {
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      const s = writeFile(d.root, d.mode === 'update', this.dirs, rel, b, this.rows, at, old);
-      if (d.mode === 'update') paths.push(rel);
+      const s = writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
+      if (d.update) paths.push(rel);
       status.push(s);
       at.path = '';
     };
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
     let reuse: AddressReuse | undefined;
+    // The previous version of a document: the published one (the staging tree may hold an older copy there, UpdateOf).
+    const previous = (rel: string) => (d.update ? readPrevious(join(d.update.published, rel)) : undefined);
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));
@@ -129,7 +134,7 @@ export class Renderer {
               appender.append(txid, text);
               return true;
             },
-            previous: (rel) => (d.mode === 'update' ? readPrevious(join(d.root, rel)) : undefined),
+            previous,
             block: (kind) => void blockDocuments[kind]++,
             raw: !d.rawWritten,
           });
@@ -140,15 +145,14 @@ export class Renderer {
         for (const a of task.addresses) {
           what = `address ${a}`;
           const rel = addressPath(a);
-          // The previous release's document (not yet replaced: each address is written once a run).
-          const previous = reuse ? readPrevious(join(d.root, rel)) : undefined;
-          if (reuse) reuse.previous = previous;
-          file(rel, addressDocument(index, this.texts!, a, d.pretty, reuse), reuse ? (previous ?? null) : undefined);
+          const before = reuse ? previous(rel) : undefined;
+          if (reuse) reuse.previous = before;
+          file(rel, addressDocument(index, this.texts!, a, d.pretty, reuse), reuse ? (before ?? null) : undefined);
         }
       }
       const reply: RenderReply = {
         id,
-        paths: d.mode === 'update' ? paths : undefined,
+        paths: d.update ? paths : undefined,
         status: Uint8Array.from(status),
         texts: this.appender?.take(),
         skipped,

@@ -30,14 +30,13 @@ export function linkTree(src: string, dst: string, skip: ReadonlySet<string> = n
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
 /**
- * Brings `dst` (a tree that differs from `src` only in the paths `changed`) up to date with
- * `src`: each of those paths is unlinked in `dst` and hard-linked again from `src` when `src`
- * has it. The manifest is removed (the build writes a new one). Returns the links and unlinks made.
+ * Brings the paths `changed` of `dst` (the staging tree's stale paths this run did not write,
+ * Staged.stale) up to date with `src` (the published tree): each is unlinked in `dst` and
+ * hard-linked again from `src` when `src` has it. Returns the links and unlinks made.
  */
 export function refreshTree(src: string, dst: string, changed: readonly string[], onProgress?: (done: number) => void): { linked: number; unlinked: number } {
   let linked = 0;
   let unlinked = 0;
-  rmSync(join(dst, MANIFEST_PATH), { force: true });
   changed.forEach((rel, i) => {
     onProgress?.(i);
     const to = join(dst, rel);
@@ -64,30 +63,38 @@ export function refreshTree(src: string, dst: string, changed: readonly string[]
 
 export interface Staged {
   dir: string;
-  /** How the staging dir was made: empty (a full build), a hard-linked copy of the published tree, or the refreshed spare. */
+  /** How the staging dir was made: empty (a full build), a hard-linked copy of the published tree, or the spare. */
   how: 'empty' | 'linked' | 'spare';
-  /** Hard links made and files unlinked to make it. */
+  /** Hard links made to make it. */
   linked: number;
-  unlinked: number;
+  /**
+   * The spare's paths that the last run changed (writer-worker.ts UpdateOf): there the spare
+   * still holds its older copy. They are left as they are: this run's writes handle the ones it
+   * writes or deletes (a copy it rewrites is overwritten in place), and refreshTree links the
+   * rest once the documents are written.
+   */
+  stale: string[];
 }
 
 /**
  * The release dir a build writes into: empty for a full build (the spare is dropped); else the
- * spare brought up to date with the published tree (O(paths changed by the last run)), or,
- * without a valid spare, a hard-linked copy of the published tree (O(files)).
+ * spare, which differs from the published tree only at the paths the last run changed (O(1)
+ * here: see Staged.stale), or, without a valid spare, a hard-linked copy of the published tree
+ * (O(files)).
  */
-export function prepareStaging(outDir: string, full: boolean, onProgress?: (done: number, total: number) => void): Staged {
+export function prepareStaging(outDir: string, full: boolean): Staged {
   if (full) {
     dropSpare(outDir);
-    return { dir: createStaging(outDir), how: 'empty', linked: 0, unlinked: 0 };
+    return { dir: createStaging(outDir), how: 'empty', linked: 0, stale: [] };
   }
   const published = publishedDir(outDir)!;
   const spare = takeSpare(outDir);
   const dir = spare?.staging ?? createStaging(outDir);
   try {
     return onPath(dir, 'staging', () => {
-      if (!spare) return { dir, how: 'linked', linked: linkTree(published, dir, new Set([MANIFEST_PATH])), unlinked: 0 };
-      return { dir, how: 'spare', ...refreshTree(published, dir, spare.changed, (done) => onProgress?.(done, spare.changed.length)) };
+      if (!spare) return { dir, how: 'linked', linked: linkTree(published, dir, new Set([MANIFEST_PATH])), stale: [] };
+      rmSync(join(dir, MANIFEST_PATH), { force: true }); // the build writes a new one
+      return { dir, how: 'spare', linked: 0, stale: spare.changed };
     });
   } catch (e) {
     try {

@@ -1,26 +1,50 @@
 /**
  * The file-writing thread of SiteWriter (writer.ts). In `fresh` mode it writes every file; in
- * `update` mode (a staging tree hard-linked to the published one) it leaves files whose bytes
- * are unchanged alone — so they keep their mtime — and replaces the others by write-to-temp +
- * rename, which never touches the published copy. A deletion (end -1) removes the file. It
- * keeps the manifest rows of its files itself (manifest-rows.ts) and answers each batch with
- * their status; 'seal' writes out its last rows.
+ * `update` mode (a staging tree made of hard links to the published one, see UpdateOf) it
+ * compares each file with the published version and leaves files whose bytes are unchanged
+ * alone — so they keep their mtime — and replaces the others by write-to-temp + rename, which
+ * never touches the published copy; a stale path (the staging tree's own older copy) is
+ * overwritten in place. A deletion (end -1) removes the file. It keeps the manifest rows of its
+ * files itself (manifest-rows.ts) and answers each batch with their status; 'seal' writes out
+ * its last rows.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
 import { writeAll } from '../index/io-error.js';
 import { ManifestRows } from './manifest-rows.js';
 
-export type WriteMode = 'fresh' | 'update';
+/**
+ * What an update-mode writer follows. The staging tree is the published tree made of hard
+ * links, except at the `stale` paths: the spare release (staging/publish.ts) still holds there
+ * its own, older copy — the paths the last run changed, which this run's writes handle (the
+ * build links the ones left afterwards, staging.ts refreshTree). A stale copy is the staging
+ * tree's alone (one link), so it is overwritten in place: no unlink, link, new file or rename,
+ * and no blocks freed and allocated again (the spare's copy of a document that changes every
+ * run, a hub address or a name's variants, is the same file run after run).
+ */
+export interface UpdateOf {
+  /** The published release: the previous bytes of every file are read from it. */
+  published: string;
+  stale: readonly string[];
+}
+
+/** UpdateOf as a thread holds it: the stale paths not handled yet. */
+export interface UpdateTarget {
+  published: string;
+  stale: Set<string>;
+}
+
+export const updateTarget = (u: UpdateOf | undefined): UpdateTarget | undefined => u && { published: u.published, stale: new Set(u.stale) };
 
 export interface WriterWorkerData {
   /** Marks a writer thread (this module is also imported by writer.ts, which may itself run in a worker). */
   kind: 'snapshot-writer';
   root: string;
-  mode: WriteMode;
+  /** Absent: `fresh` mode. */
+  update?: UpdateOf;
   /** Where its manifest rows go, and the name of its runs. */
   rowsDir: string;
   rowsName: string;
@@ -72,7 +96,7 @@ const SMALL = 16 * 1024;
 const staged = Buffer.allocUnsafe(CHUNK);
 
 /**
- * Writes `parts` to a new file `path` and returns their sha256 and size. `parts` may be a
+ * Writes `parts` at `fd`'s position and returns their sha256 and size. `parts` may be a
  * generator: they are taken one by one, so a document made part by part as it is written (an
  * address document, render/address.ts) is never whole in memory. Small parts (a tx's key, a
  * comma, a tx document of a few kB) are gathered into a CHUNK-sized staging buffer, then hashed
@@ -80,15 +104,13 @@ const staged = Buffer.allocUnsafe(CHUNK);
  * CHUNK bytes rather than per part (a document of 100k txs has 200k parts). A large part is
  * hashed and written slice by slice in place, never copied.
  */
-function writeHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
+function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
   if (Array.isArray(parts) && parts.length === 1 && (parts[0] as Uint8Array).length <= CHUNK) {
     const only = parts[0] as Uint8Array;
-    const digest = sha256(only);
-    writeFileSync(path, only);
-    return [digest, only.length];
+    writeAll(fd, only);
+    return [sha256(only), only.length];
   }
   const h = createHash('sha256');
-  const fd = openSync(path, 'w');
   let size = 0;
   let fill = 0;
   const out = (slice: Uint8Array) => {
@@ -99,45 +121,91 @@ function writeHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer
     if (fill > 0) out(staged.subarray(0, fill));
     fill = 0;
   };
-  try {
-    for (const p of parts) {
-      size += p.length;
-      if (p.length <= SMALL) {
-        if (fill + p.length > CHUNK) flush();
-        staged.set(p, fill);
-        fill += p.length;
-        continue;
-      }
-      flush();
-      for (let at = 0; at < p.length; at += CHUNK) out(p.length <= CHUNK ? p : p.subarray(at, at + CHUNK));
+  for (const p of parts) {
+    size += p.length;
+    if (p.length <= SMALL) {
+      if (fill + p.length > CHUNK) flush();
+      staged.set(p, fill);
+      fill += p.length;
+      continue;
     }
     flush();
+    for (let at = 0; at < p.length; at += CHUNK) out(p.length <= CHUNK ? p : p.subarray(at, at + CHUNK));
+  }
+  flush();
+  return [h.digest(), size];
+}
+
+/** Writes `parts` to a new (or emptied) file `path`: writeHashed. */
+function createHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
+  const fd = openSync(path, 'w');
+  try {
+    return writeHashed(fd, parts);
   } finally {
     closeSync(fd);
   }
-  return [h.digest(), size];
+}
+
+/**
+ * Writes `parts` over the file at `path` in place (then cut to their size) when it exists and
+ * has no other link: writeHashed; undefined (nothing done) otherwise.
+ */
+function overwriteHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY);
+  } catch (e) {
+    if (errCode(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    if (fstatSync(fd).nlink !== 1) return undefined; // somebody else's link: never written through
+    const written = writeHashed(fd, parts);
+    ftruncateSync(fd, written[1]);
+    return written;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes of the file at `path`, undefined when there is none. */
+function readIfAny(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    if (errCode(e) !== 'ENOENT') throw e;
+    return undefined;
+  }
 }
 
 /**
  * Writes (bytes, or a list of byte parts) or deletes (null) one file below `root`; returns its
  * status and records its manifest row in `rows` (a written file's sha256, a deleted path).
- * Throws with `at.path` set to the file.
+ * In update mode the status is against the published tree, and a stale path is handled here
+ * (removed from `update.stale`): overwritten in place, linked to the published file when that
+ * one is unchanged, or removed. Throws with `at.path` set to the file.
  */
 export function writeFile(
   root: string,
-  update: boolean,
+  update: UpdateTarget | undefined,
   dirs: Set<string>,
   rel: string,
   /** A list or sequence of parts (taken once, as they are written, except in update mode). */
   data: Uint8Array | Iterable<Uint8Array> | null,
   rows: ManifestRows,
   at: { path: string },
-  /** update mode: the file's current bytes when the caller already read them (null: no file). */
+  /** update mode: the published file's bytes when the caller already read them (null: no file). */
   known?: Buffer | null,
 ): number {
   const path = (at.path = join(root, rel));
+  const stale = update?.stale.delete(rel) === true;
   if (data === null) {
     rows.deleted(rel);
+    if (stale) {
+      // The staging copy is not the published file: the status is the published tree's.
+      rmSync(path, { force: true });
+      return lstatSync(join(update!.published, rel), { throwIfNoEntry: false }) ? DELETED : ABSENT;
+    }
     try {
       rmSync(path);
     } catch (e) {
@@ -152,31 +220,34 @@ export function writeFile(
     mkdirSync(dir, { recursive: true });
     dirs.add(dir);
   }
-  let written: [digest: Buffer, size: number];
+  let written: [digest: Buffer, size: number] | undefined;
   if (update) {
-    let old = known ?? undefined;
-    if (known === undefined) {
-      try {
-        old = readFileSync(path);
-      } catch (e) {
-        if (errCode(e) !== 'ENOENT') throw e;
-      }
-    }
+    const published = join(update.published, rel);
+    const old = known === undefined ? readIfAny(published) : (known ?? undefined);
     // Compared with the old bytes before writing: the parts are needed twice, so taken as a list.
     const list = Array.isArray(parts) ? (parts as readonly Uint8Array[]) : [...parts];
-    if (old && sameBytes(old, list)) return UNCHANGED;
-    const tmp = path + '.tmp-write';
-    written = writeHashed(tmp, list);
-    renameSync(tmp, path);
+    if (old && sameBytes(old, list)) {
+      if (stale) {
+        rmSync(path, { force: true });
+        linkSync(published, path);
+      }
+      return UNCHANGED;
+    }
+    if (stale) written = overwriteHashed(path, list);
+    if (!written) {
+      const tmp = path + '.tmp-write';
+      written = createHashed(tmp, list);
+      renameSync(tmp, path);
+    }
   } else {
-    written = writeHashed(path, parts);
+    written = createHashed(path, parts);
   }
   rows.written(rel, written[1], written[0], 0);
   return WRITTEN;
 }
 
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
-export function writeBatch(root: string, update: boolean, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, hex }: WriteBatch, at: { path: string }): WorkerReply {
+export function writeBatch(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, hex }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
   const all = Buffer.from(data);
   const status = new Uint8Array(paths.length);
@@ -197,14 +268,15 @@ export function writeBatch(root: string, update: boolean, dirs: Set<string>, row
 
 if (parentPort && (workerData as WriterWorkerData | undefined)?.kind === 'snapshot-writer') {
   const port = parentPort;
-  const { root, mode, rowsDir, rowsName } = workerData as WriterWorkerData;
+  const { root, update: of, rowsDir, rowsName } = workerData as WriterWorkerData;
+  const update = updateTarget(of);
   const dirs = new Set<string>();
   const rows = new ManifestRows(rowsDir, rowsName);
   port.on('message', (batch: WriteBatch | 'seal') => {
     const at = { path: root };
     try {
       if (batch === 'seal') return port.postMessage({ sealed: rows.seal() } satisfies WorkerReply);
-      const reply = writeBatch(root, mode === 'update', dirs, rows, batch, at);
+      const reply = writeBatch(root, update, dirs, rows, batch, at);
       port.postMessage(reply, [reply.status!.buffer as ArrayBuffer]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException | undefined;

@@ -1,13 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import { ioError } from '../index/io-error.js';
-import { DELETED, UNCHANGED, WRITTEN, type WorkerReply, type WriteBatch, type WriteMode, type WriterWorkerData } from './writer-worker.js';
+import { DELETED, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
 import { startWorker } from './worker-start.js';
 import { ThreadGate } from './thread-gate.js';
 
 /** A path and its bytes (null: delete it); `true`: write the bytes as hex. */
 type Entry = [string, Uint8Array | null, boolean?];
-
-export type { WriteMode };
 
 export interface WriteCounts {
   written: number;
@@ -47,17 +45,21 @@ export class SiteWriter {
   /** In `update` mode, the paths written or deleted (the tree's change, for the manifest merge and the spare). */
   readonly changed = new Set<string>();
   private readonly collect: boolean;
+  /** The stale paths (UpdateOf) no thread has written or deleted yet (staleLeft). */
+  private readonly stale: Set<string>;
 
   constructor(
     readonly root: string,
     readonly rowsDir: string,
-    readonly mode: WriteMode,
+    /** Absent: `fresh` mode (a new tree); else `update` mode, following that published tree. */
+    readonly update: UpdateOf | undefined,
     threads = 2,
     private readonly maxInFlight = 32 << 20,
   ) {
-    this.collect = mode === 'update';
+    this.collect = update !== undefined;
+    this.stale = new Set(update?.stale);
     this.lanes = Array.from({ length: threads }, (_, i) => {
-      const data: WriterWorkerData = { kind: 'snapshot-writer', root, mode, rowsDir, rowsName: `w${i}` };
+      const data: WriterWorkerData = { kind: 'snapshot-writer', root, update, rowsDir, rowsName: `w${i}` };
       const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', data), batch: [], batchBytes: 0, sent: [] };
       lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
       lane.worker.on('error', (e) => this.gate.fail(e));
@@ -96,6 +98,7 @@ export class SiteWriter {
     const status = m.status ?? [];
     for (let i = 0; i < status.length; i++) {
       const s = status[i];
+      if (this.stale.size > 0) this.stale.delete(paths[i]!); // the thread handled it (writer-worker.ts writeFile)
       if (s === UNCHANGED) this.counts.unchanged++;
       else {
         if (s === WRITTEN) this.counts.written++;
@@ -170,6 +173,11 @@ export class SiteWriter {
       lane.worker.postMessage('seal');
     }
     await this.gate.waitUntil(() => waiting === 0);
+  }
+
+  /** The stale paths (UpdateOf) that no file of this run went to, once sealed: still the spare's older copies, to be linked to the published files (staging.ts refreshTree). */
+  staleLeft(): string[] {
+    return [...this.stale];
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,7 @@ import { HOSTS, type HostName } from '../hosts/index.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Progress } from './progress.js';
 import { acquireLock, checkTargets, clearStateDir, currentRelease, prepareStateDir, publish, publishedDir, recoverInterrupted, type PublishStep, type Targets } from '../publish/publish.js';
-import { prepareStaging } from '../publish/staging.js';
+import { prepareStaging, refreshTree } from '../publish/staging.js';
 import { writeManifest } from '../publish/manifest.js';
 import { resetRowsDir } from '../publish/manifest-rows.js';
 import { SiteWriter } from '../publish/writer.js';
@@ -115,12 +115,13 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     const fork = await findFork(source, index, meta, height);
     const rolledBackTo = fork < meta.tip ? fork : undefined;
     const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
-    progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...(namecoin ? ['names'] : []), 'site files', 'manifest']);
-    // Full: an empty release before the scan (which writes the raw files). Incremental: the spare release (one run behind) brought up to date, else the published tree hard-linked.
+    progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...(namecoin ? ['names'] : []), 'site files', ...(full ? [] : ['links']), 'manifest']);
+    // Full: an empty release before the scan (which writes the raw files). Incremental: the spare release (one run behind; its stale paths are handled as they are written, then linked), else the published tree hard-linked.
     const stage = () => {
-      staging = prepareStaging(outDir, full, (done, total) => progress.update(done, total, 'files')).dir;
+      const staged = prepareStaging(outDir, full);
+      staging = staged.dir;
       resetRowsDir(rowsDir);
-      return (writer = new SiteWriter(staging, rowsDir, full ? 'fresh' : 'update'));
+      return (writer = new SiteWriter(staging, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale }));
     };
     const scanWriter = full ? stage() : undefined;
     const synced = await syncIndex(source, index, meta, fork, height, full, progress, scanWriter && ((block, hash) => writeRawFiles(scanWriter, block, hash)));
@@ -145,6 +146,12 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     // Documents → published tree: the manifest (the threads' sorted runs of rows merged, with the published one if incremental), then the swap.
     await pool.seal();
     await writer.seal();
+    if (!full) {
+      // The spare's older copies that no document of this run went to: linked to the published files.
+      progress.begin('links');
+      const left = writer.staleLeft();
+      refreshTree(publishedDir(outDir)!, writer.root, left, (done) => progress.update(done, left.length, 'files'));
+    }
     progress.begin('manifest');
     const [manifestPath, changed] = [join(writer.root, MANIFEST_PATH), full ? undefined : writer.changed];
     const previous = changed && join(publishedDir(outDir)!, MANIFEST_PATH);
