@@ -65,7 +65,6 @@ export interface RenderReply extends WorkerReply {
   rendering?: boolean;
 }
 
-/** A file's bytes, undefined when it does not exist. */
 /**
  * What a render thread does, task by task (also run on the main thread for small builds, see
  * render-pool.ts): the answer of each task, with the buffers to transfer.
@@ -102,7 +101,7 @@ export class Renderer {
     if (task.kind === 'texts') {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
-      // Compact documents of an incremental build: the staging tree holds the previous version.
+      // Compact documents of an incremental build: the published tree holds the previous version.
       this.changed = task.changed && !d.pretty && d.update ? changedPredicate(task.changed) : undefined;
       return undefined;
     }
