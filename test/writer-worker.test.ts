@@ -3,7 +3,7 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ABSENT, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/writer-worker.js';
+import { ABSENT, CHANGED, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/writer-worker.js';
 import { ManifestRows } from '../src/publish/manifest-rows.js';
 import { startWorker } from '../src/publish/worker-start.js';
 
@@ -139,6 +139,16 @@ describe('writer worker (writeBatch)', () => {
     expect(writeFile(root, sameTree(root), new Set(), 'gen/doc.json', made.values(), again.rows, { path: '' })).toBe(UNCHANGED);
     expect(writeFile(root, sameTree(root), new Set(), 'gen/doc.json', [...made, Buffer.from('x')].values(), again.rows, { path: '' })).toBe(WRITTEN);
     expect(readFileSync(path).equals(Buffer.concat([whole, Buffer.from('x')]))).toBe(true);
+  });
+
+  it('update mode: a file flagged CHANGED is written without reading the published one (equal bytes: written again, not found unchanged)', () => {
+    writeFileSync(join(root, 'same.json'), 'same');
+    const batch = batchOf([['same.json', 'same'], ['same.json', 'same']]);
+    batch.flags = Uint8Array.of(0, CHANGED);
+    const log = newRows();
+    expect([...writeBatch(root, sameTree(root), new Set(), log.rows, batch, { path: root }).status!]).toEqual([UNCHANGED, WRITTEN]);
+    expect(readFileSync(join(root, 'same.json'), 'utf8')).toBe('same');
+    expect(log.lines()).toEqual([`${sha('same')} 4 same.json`]);
   });
 
   it('update mode with stale paths (the spare\'s own older copies): compared with the published tree; rewritten in place (shorter: cut), linked when unchanged, removed when deleted; other links never written through', () => {

@@ -21,6 +21,8 @@ const BATCH_BYTES = 1 << 20;
 
 /** Documents that change in this run (incremental builds only; a full build renders everything). */
 export interface Changes {
+  /** The height of the snapshot this build follows (the published one). */
+  fromHeight: number;
   /** Blocks whose every document is rendered again (new ones). */
   heights: Set<number>;
   /** Older blocks whose block document changes, with the txs in them whose documents change. */
@@ -109,7 +111,7 @@ export async function syncIndex(
   const namecoin = isNamecoin(net);
   const changes: Changes | undefined = full
     ? undefined
-    : { heights: new Set(), touched: new Map(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
+    : { fromHeight: meta.tip, heights: new Set(), touched: new Map(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
   const resolve = full ? undefined : prevoutResolver(index);
 
   if (fork < meta.tip) progress.begin('rollback');

@@ -10,6 +10,8 @@ import type { StageContext } from './context.js';
 export async function writeNames(ctx: StageContext): Promise<[number, number]> {
   const { index, changes } = ctx;
   const depth = index.net.nameExpirationDepth!(ctx.height);
+  // Every record's expires_in counts from the snapshot height: at another height than the published one, every document of every name changes.
+  const moved = changes !== undefined && changes.fromHeight !== ctx.height;
   let names = 0;
   let nonUtf8 = 0;
   let current: Buffer | undefined;
@@ -22,7 +24,7 @@ export async function writeNames(ctx: StageContext): Promise<[number, number]> {
     const last = history[history.length - 1]!;
     if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
-    for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty));
+    for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty), moved);
     list.push({ name: last.name, path: enc, height: last.height, expiresIn: last.expiresIn });
   };
   ctx.progress.begin('names');

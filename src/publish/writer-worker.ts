@@ -50,13 +50,18 @@ export interface WriterWorkerData {
   rowsName: string;
 }
 
-/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes; `hex[i]` 1: the file is those bytes in hex. */
+/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes, and each file's flags (HEX, CHANGED). */
 export interface WriteBatch {
   paths: string[];
   ends: Int32Array;
   data: ArrayBuffer;
-  hex?: Uint8Array;
+  flags?: Uint8Array;
 }
+
+/** Flags of a file of a batch: the file is its bytes in hex. */
+export const HEX = 1;
+/** The caller knows the bytes differ from the published file's: written without reading that one (a wrong hint costs a write, never a wrong file). */
+export const CHANGED = 2;
 
 /** Per file: 0 written, 1 unchanged, 2 deleted, 3 absent (nothing to delete). */
 export const WRITTEN = 0;
@@ -194,7 +199,7 @@ export function writeFile(
   data: Uint8Array | Iterable<Uint8Array> | null,
   rows: ManifestRows,
   at: { path: string },
-  /** update mode: the published file's bytes when the caller already read them (null: no file). */
+  /** update mode: the published file's bytes when the caller already read them (null: no file, or one known to differ). */
   known?: Buffer | null,
 ): number {
   const path = (at.path = join(root, rel));
@@ -247,7 +252,7 @@ export function writeFile(
 }
 
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
-export function writeBatch(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, hex }: WriteBatch, at: { path: string }): WorkerReply {
+export function writeBatch(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, flags }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
   const all = Buffer.from(data);
   const status = new Uint8Array(paths.length);
@@ -259,9 +264,9 @@ export function writeBatch(root: string, update: UpdateTarget | undefined, dirs:
       bytesOf = all.subarray(start, ends[i]);
       start = ends[i]!;
       bytes += bytesOf.length;
-      if (hex?.[i]) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
+      if (flags && flags[i]! & HEX) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
     }
-    status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at);
+    status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at, flags && flags[i]! & CHANGED ? null : undefined);
   });
   return { status, bytes };
 }

@@ -1,11 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import { ioError } from '../index/io-error.js';
-import { DELETED, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
+import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
 import { startWorker } from './worker-start.js';
 import { ThreadGate } from './thread-gate.js';
 
-/** A path and its bytes (null: delete it); `true`: write the bytes as hex. */
-type Entry = [string, Uint8Array | null, boolean?];
+/** A path, its bytes (null: delete it) and its flags (writer-worker.ts HEX, CHANGED). */
+type Entry = [string, Uint8Array | null, number?];
 
 export interface WriteCounts {
   written: number;
@@ -108,22 +108,23 @@ export class SiteWriter {
     }
   }
 
-  private push(rel: string, data: Uint8Array | null, hex?: boolean): void {
+  private push(rel: string, data: Uint8Array | null, flags = 0): void {
     if (this.gate.failure) throw this.gate.failure;
     if (this.sealing) throw new Error(`${rel}: written after the manifest rows were sealed`);
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
-    lane.batch.push(hex ? [rel, data, hex] : [rel, data]);
+    lane.batch.push(flags ? [rel, data, flags] : [rel, data]);
     lane.batchBytes += data?.length ?? 0;
     if (lane.batch.length >= 256 || lane.batchBytes >= 1 << 20) this.post(lane);
   }
 
-  write(rel: string, data: string | Uint8Array): void {
-    this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  /** `changed`: the caller knows the bytes differ from the published file's (update mode: not read to compare). */
+  write(rel: string, data: string | Uint8Array, changed = false): void {
+    this.push(rel, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, changed ? CHANGED : 0);
   }
 
   /** Writes `raw` as hex text (encoded on the writer thread). */
   writeHex(rel: string, raw: Uint8Array): void {
-    this.push(rel, raw, true);
+    this.push(rel, raw, HEX);
   }
 
   delete(rel: string): void {
@@ -143,10 +144,10 @@ export class SiteWriter {
       }
     });
     const paths = lane.batch.map(([rel]) => rel);
-    const hex = lane.batch.some((e) => e[2]) ? Uint8Array.from(lane.batch, (e) => (e[2] ? 1 : 0)) : undefined;
+    const flags = lane.batch.some((e) => e[2]) ? Uint8Array.from(lane.batch, (e) => e[2] ?? 0) : undefined;
     lane.sent.push(paths);
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage({ paths, ends, data: data.buffer, hex } satisfies WriteBatch, [data.buffer]);
+    lane.worker.postMessage({ paths, ends, data: data.buffer, flags } satisfies WriteBatch, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }
