@@ -16,7 +16,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
-import { manifestLines, plainWrite } from './plain.js';
+import { manifestLines, plainWrite, settle } from './plain.js';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -68,6 +68,7 @@ async function child(): Promise<void> {
 }
 
 function run(mode: string, a: string, b: string): RunResult {
+  settle();
   const out = execFileSync(process.execPath, ['--import', 'tsx', HERE, 'child', mode, a, b], { encoding: 'utf8', maxBuffer: 1 << 24 });
   return JSON.parse(out) as RunResult;
 }

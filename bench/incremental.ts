@@ -15,10 +15,11 @@ import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
-import { manifestLines, plainWrite } from './plain.js';
+import { manifestLines, plainWrite, settle } from './plain.js';
 
 async function timed(blocksDir: string, outDir: string, height: number): Promise<[BuildReport, number]> {
   const source = await openBlocksDir(blocksDir, net);
+  settle();
   const t0 = performance.now();
   const r = await buildSnapshot({ source, outDir, height });
   const secs = (performance.now() - t0) / 1000;
@@ -62,6 +63,7 @@ try {
     before.clear();
     const changedBytes = changed.reduce((n, [, size]) => n + Number(size), 0);
     const treeBytes = after.reduce((n, l) => n + Number(l.split(' ')[1]), 0);
+    settle();
     const plain = plainWrite(join(root, 'inc'), changed.map(([, , path]) => path!), join(root, 'plain'));
     rmSync(join(root, 'plain'), { recursive: true, force: true });
     const [full, fullSecs] = await timed(blocksDir, join(root, 'full'), tip);

@@ -1,7 +1,18 @@
 // The benchmarks' baseline: a plain writer that writes given files of a built tree again (same
 // paths, same bytes) with no chain work, the way any tool that publishes those files must.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
+/**
+ * Waits until what earlier runs left to the kernel (dirty pages, trees just deleted: on a disk
+ * mounted with `discard`, the freed blocks' discards) is done, so that a timed run does not pay
+ * for the one before it. Neither the build nor the plain writer syncs its own writes. A no-op
+ * on tmpfs.
+ */
+export function settle(): void {
+  execFileSync('sync');
+}
 
 export interface PlainResult {
   /** Seconds spent writing (reading the source files is not timed). */
