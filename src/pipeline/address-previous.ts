@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { valueEnd } from '../render/json-scan.js';
 
 /**
@@ -106,14 +105,4 @@ export function parsePreviousAddressDocument(bytes: Buffer, address: string): Pr
   }
   if (b[p] !== 0x7d || b[p + 1] !== 0x7d || p + 2 !== b.length || txs.size !== txSz[0]) return undefined;
   return { bytes, txs, unspent };
-}
-
-/** The bytes of the file at `path` (a previous release's document), or undefined when there is none. */
-export function readPrevious(path: string): Buffer | undefined {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
 }

@@ -12,11 +12,10 @@ import { addressPath } from '../contract/layout.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
+import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './blocks.js';
 import { addressDocument, changedPredicate, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
-import { readPrevious } from './address-previous.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
@@ -120,7 +119,7 @@ export class Renderer {
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
     let reuse: AddressReuse | undefined;
     // The previous version of a document: the published one (the staging tree may hold an older copy there, UpdateOf).
-    const previous = (rel: string) => (d.update ? readPrevious(join(d.update.published, rel)) : undefined);
+    const previous = (rel: string) => (d.update ? readIfAny(join(d.update.published, rel)) : undefined);
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));

@@ -173,8 +173,8 @@ function overwriteHashed(path: string, parts: Iterable<Uint8Array>): [digest: Bu
   }
 }
 
-/** The bytes of the file at `path`, undefined when there is none. */
-function readIfAny(path: string): Buffer | undefined {
+/** The bytes of the file at `path`, undefined when there is none (a previous version, in update mode). */
+export function readIfAny(path: string): Buffer | undefined {
   try {
     return readFileSync(path);
   } catch (e) {

@@ -150,7 +150,7 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
       // The spare's older copies that no document of this run went to: linked to the published files.
       progress.begin('links');
       const left = writer.staleLeft();
-      refreshTree(publishedDir(outDir)!, writer.root, left, (done) => progress.update(done, left.length, 'files'));
+      refreshTree(writer.update!.published, writer.root, left, (done) => progress.update(done, left.length, 'files'));
     }
     progress.begin('manifest');
     const [manifestPath, changed] = [join(writer.root, MANIFEST_PATH), full ? undefined : writer.changed];
