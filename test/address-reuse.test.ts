@@ -79,6 +79,34 @@ describe('parsePreviousAddressDocument', () => {
     }
   });
 
+  it('given the txids it holds, finds the same entries by their heads, and refuses a document holding others or in another order', () => {
+    const doc = documentOf(texts);
+    const ids = texts.map((t) => t.txid);
+    const scanned = parsePreviousAddressDocument(doc, ADDRESS)!;
+    const located = parsePreviousAddressDocument(doc, ADDRESS, ids)!;
+    expect(located).toBeDefined();
+    expect([...located.txs]).toEqual([...scanned.txs]);
+    expect([...located.unspent]).toEqual([...scanned.unspent]);
+    expect(parsePreviousAddressDocument(documentOf([]), ADDRESS, [])!.txs.size).toBe(0);
+    // A head inside a string of another entry is not a head: its quotes are escaped there.
+    const nested = texts.slice(0, 3).map((t, i) => (i === 1 ? { ...t, text: Buffer.from(t.text.toString().replace('"ver":', `"note":${JSON.stringify(`"${ids[2]}":{"hash":"${ids[2]}"`)},"ver":`)) } : t));
+    const withNote = documentOf(nested);
+    expect(withNote.includes(`\\"${ids[2]}\\":{\\"hash\\":\\"${ids[2]}\\"`)).toBe(true);
+    const cut = parsePreviousAddressDocument(withNote, ADDRESS, ids.slice(0, 3))!;
+    expect([...cut.txs]).toEqual([...parsePreviousAddressDocument(withNote, ADDRESS)!.txs]);
+    const refused: [string, readonly string[]][] = [
+      ['one more in the document than expected', ids.slice(0, -1)],
+      ['one the document does not hold', [...ids.slice(0, -1), 'f'.repeat(64)]],
+      ['another order', [ids[1]!, ids[0]!, ...ids.slice(2)]],
+      ['a txid twice', [...ids.slice(0, -1), ids[0]!]],
+    ];
+    for (const [what, expected] of refused) expect(parsePreviousAddressDocument(doc, ADDRESS, expected), what).toBeUndefined();
+    // The same layout checks as the scan.
+    const s = doc.toString();
+    for (const text of [s.slice(0, s.length - 300), s + '\n', s.replace(`"tx_sz":${ids.length},`, `"tx_sz":${ids.length - 1},`)])
+      expect(parsePreviousAddressDocument(Buffer.from(text), ADDRESS, ids)).toBeUndefined();
+  });
+
   it('valueEnd skips brackets and escaped quotes inside strings', () => {
     const v = { a: '}]"{[\\', b: ['\\"', { c: '\\\\"}' }], d: '' };
     const text = Buffer.from(`${JSON.stringify(v)},"next":1`);
@@ -105,6 +133,8 @@ describe('incremental address documents from their previous version', () => {
     expect(manifestMismatches(out)).toEqual([]);
     expect(r.addressReuse.fallbacks).toBe(0);
     expect(r.addressReuse.spliced).toBeGreaterThan(0);
+    // Every previous version cut by the txids the index says it holds.
+    expect(r.addressReuse.located).toBe(r.addressReuse.spliced);
     // Most txs of a changed document are old ones: copied, not rendered again.
     expect(r.addressReuse.reusedTxs).toBeGreaterThan(r.addressReuse.renderedTxs);
   });

@@ -10,6 +10,8 @@ import type { TxTexts } from './tx-texts.js';
 export interface AddressReuseCounts {
   /** Documents assembled from their previous version's bytes and this run's changed txs. */
   spliced: number;
+  /** Of those, the ones whose previous version was cut by the txids it holds (address-previous.ts). */
+  located: number;
   /** Documents whose previous version was there but not usable (assembled whole instead). */
   fallbacks: number;
   /** Tx entries copied from previous documents, and taken from this run's tx texts. */
@@ -17,7 +19,7 @@ export interface AddressReuseCounts {
   renderedTxs: number;
 }
 
-export const noReuse = (): AddressReuseCounts => ({ spliced: 0, fallbacks: 0, reusedTxs: 0, renderedTxs: 0 });
+export const noReuse = (): AddressReuseCounts => ({ spliced: 0, located: 0, fallbacks: 0, reusedTxs: 0, renderedTxs: 0 });
 
 /**
  * What an incremental build knows to reuse the previous version of a compact document: its
@@ -27,11 +29,16 @@ export interface AddressReuse {
   previous: Buffer | undefined;
   /** Does the /tx document of `txid`, at this chain position, change in this run? */
   changed(height: number, txIndex: number, txid: string): boolean;
+  /** Is `height` a block this run adds (its txs are in no previous document)? */
+  added(height: number): boolean;
   counts: AddressReuseCounts;
 }
 
-/** A tx of the document, in first-seen order, and whether its /tx document changes in this run. */
-type DocTx = { changed: boolean };
+/**
+ * A tx of the document, in first-seen order: whether its /tx document changes in this run, and
+ * whether its block is one this run adds (undefined: not known, its location was not found).
+ */
+type DocTx = { changed: boolean; added?: boolean };
 
 /**
  * One address document, assembled from the index's outputs of the address and the rendered
@@ -51,10 +58,10 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
   let coinIn = 0n;
   let coinOut = 0n;
   const unspentOuts: { txid: string; vout: number }[] = [];
-  const changedAt = (height: number, txIndex: number, txid: string) => (reuse ? reuse.changed(height, txIndex, txid) : true);
+  const at = (height: number, txIndex: number, txid: string): DocTx => (reuse ? { changed: reuse.changed(height, txIndex, txid), added: reuse.added(height) } : { changed: true });
   for (const out of index.addressOutputs(address)) {
     receivers.add(out.txid);
-    if (!docTxs.has(out.txid)) docTxs.set(out.txid, { changed: changedAt(out.height, out.txIndex, out.txid) });
+    if (!docTxs.has(out.txid)) docTxs.set(out.txid, at(out.height, out.txIndex, out.txid));
     coinIn += out.value;
     if (out.spender) {
       coinOut += out.value;
@@ -62,16 +69,23 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
       spenders.add(s);
       if (!docTxs.has(s)) {
         const loc = reuse ? index.txLocation(fromDisplayHex(s)) : undefined;
-        docTxs.set(s, { changed: loc ? changedAt(loc.height, loc.index, s) : true });
+        docTxs.set(s, loc ? at(loc.height, loc.index, s) : { changed: true });
       }
     } else unspentOuts.push({ txid: out.txid, vout: out.vout });
   }
   const summary = { address, hash160: decoded.hash160, txInCount: receivers.size, txOutCount: spenders.size, coinIn, coinOut };
 
   if (reuse && !pretty && reuse.previous) {
-    const previous = parsePreviousAddressDocument(reuse.previous, address);
+    // The txs of the previous version: all but those of the blocks this run adds (when each is
+    // located). It holds others after a reorg (the stale branch's): then it is scanned whole.
+    const old = Array.from(docTxs.values()).every((t) => t.added !== undefined) ? Array.from(docTxs).filter(([, t]) => !t.added).map(([txid]) => txid) : undefined;
+    const located = old && parsePreviousAddressDocument(reuse.previous, address, old);
+    const previous = located || parsePreviousAddressDocument(reuse.previous, address);
     const parts = previous && spliceFromPrevious(previous, docTxs, unspentOuts, texts, summary, reuse.counts);
-    if (parts) return parts;
+    if (parts) {
+      if (located) reuse.counts.located++;
+      return parts;
+    }
     reuse.counts.fallbacks++;
   }
 
@@ -158,10 +172,13 @@ export interface ChangedTxs {
   duplicates: string[];
 }
 
-/** ChangedTxs as AddressReuse['changed']. */
-export function changedPredicate(c: ChangedTxs): AddressReuse['changed'] {
+/** ChangedTxs as AddressReuse's questions. */
+export function changedPredicates(c: ChangedTxs): Pick<AddressReuse, 'changed' | 'added'> {
   const heights = new Set(c.heights);
   const touched = new Map(c.touched.map(([h, txs]) => [h, new Set(txs)]));
   const duplicates = new Set(c.duplicates);
-  return (height, txIndex, txid) => heights.has(height) || touched.get(height)?.has(txIndex) === true || duplicates.has(txid);
+  return {
+    changed: (height, txIndex, txid) => heights.has(height) || touched.get(height)?.has(txIndex) === true || duplicates.has(txid),
+    added: (height) => heights.has(height),
+  };
 }

@@ -15,7 +15,7 @@ import { openStore } from '../index/store.js';
 import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './blocks.js';
-import { addressDocument, changedPredicate, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
+import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
@@ -73,7 +73,7 @@ export class Renderer {
   private appender: TxTextAppender | undefined;
   private reader: TxTextReader | undefined;
   private texts: TxTexts | undefined;
-  private changed: AddressReuse['changed'] | undefined;
+  private changed: Pick<AddressReuse, 'changed' | 'added'> | undefined;
   private readonly dirs = new Set<string>();
   private readonly rows: ManifestRows;
   private readonly update: UpdateTarget | undefined;
@@ -101,7 +101,7 @@ export class Renderer {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
       // Compact documents of an incremental build: the published tree holds the previous version.
-      this.changed = task.changed && !d.pretty && d.update ? changedPredicate(task.changed) : undefined;
+      this.changed = task.changed && !d.pretty && d.update ? changedPredicates(task.changed) : undefined;
       return undefined;
     }
     const paths: string[] = [];
@@ -139,7 +139,7 @@ export class Renderer {
         });
       } else {
         const changed = this.changed;
-        if (changed) reuse = { previous: undefined, changed, counts: noReuse() };
+        if (changed) reuse = { previous: undefined, ...changed, counts: noReuse() };
         for (const a of task.addresses) {
           what = `address ${a}`;
           const rel = addressPath(a);
