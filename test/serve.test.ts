@@ -18,7 +18,10 @@ describe('snapshot serve', () => {
     t = await writeTestTree({ hosts: [] });
     s = await startServer({ dir: t.dir, port: 0 });
   });
-  afterAll(async () => s?.close());
+  afterAll(async () => {
+    await s?.close();
+    if (t) rmSync(t.dir, { recursive: true, force: true });
+  });
 
   it('answers HEAD with the GET headers and no body', async () => {
     const target = `/tx/${t.txids[0]}.bin`;

@@ -8,10 +8,11 @@ import { ManifestRows } from '../src/publish/manifest-rows.js';
 import { startWorker } from '../src/publish/worker-start.js';
 
 let logs = 0;
+const rowsRoot = mkdtempSync(join(tmpdir(), 'snapshot-writer-rows-'));
+afterAll(() => rmSync(rowsRoot, { recursive: true, force: true }));
 /** A fresh manifest-row log in its own directory, and what it wrote out once sealed (one run: its lines). */
 function newRows(): { rows: ManifestRows; lines: () => string[] } {
-  const dir = join(tmpdir(), `snapshot-writer-rows-${process.pid}-${logs++}`);
-  rmSync(dir, { recursive: true, force: true });
+  const dir = join(rowsRoot, String(logs++));
   mkdirSync(dir);
   const rows = new ManifestRows(dir, 't');
   return {
