@@ -78,7 +78,14 @@ export function addressDocument(index: ChainIndex, texts: TxTexts, address: stri
   if (reuse && !pretty && reuse.previous) {
     // The txs of the previous version: all but those of the blocks this run adds (when each is
     // located). It holds others after a reorg (the stale branch's): then it is scanned whole.
-    const old = Array.from(docTxs.values()).every((t) => t.added !== undefined) ? Array.from(docTxs).filter(([, t]) => !t.added).map(([txid]) => txid) : undefined;
+    let old: string[] | undefined = [];
+    for (const [txid, { added }] of docTxs) {
+      if (added === undefined) {
+        old = undefined;
+        break;
+      }
+      if (!added) old.push(txid);
+    }
     const located = old && parsePreviousAddressDocument(reuse.previous, address, old);
     const previous = located || parsePreviousAddressDocument(reuse.previous, address);
     const parts = previous && spliceFromPrevious(previous, docTxs, unspentOuts, texts, summary, reuse.counts);

@@ -103,15 +103,17 @@ export function parsePreviousAddressDocument(bytes: Buffer, address: string, exp
   if (expected) {
     if (expected.length !== txSz[0]) return undefined;
     const headOf = (txid: string) => `"${txid}":{"hash":"${txid}"`;
+    let head = expected.length > 0 ? headOf(expected[0]!) : '';
+    if (b.toString('latin1', p, p + head.length) !== head) return undefined;
     for (let i = 0; i < expected.length; i++) {
-      const txid = expected[i]!;
-      const head = headOf(txid);
-      if (b.toString('latin1', p, p + head.length) !== head) return undefined;
-      // The entry ends at the comma before the next head, the last one at the document's `}}`.
-      const next = i + 1 < expected.length ? b.indexOf(headOf(expected[i + 1]!), p + head.length, 'latin1') : b.length - 1;
-      if (next < 0 || b[next - 1] !== (i + 1 < expected.length ? COMMA : 0x7d) || b[next - 2] !== 0x7d || txs.has(txid)) return undefined;
-      txs.set(txid, [p, next - 1]);
-      p = i + 1 < expected.length ? next : next - 1;
+      // The entry ends at the comma before the next head (found there), the last one at the document's `}}`.
+      const last = i + 1 === expected.length;
+      const nextHead = last ? '' : headOf(expected[i + 1]!);
+      const next = last ? b.length - 1 : b.indexOf(nextHead, p + head.length, 'latin1');
+      if (next < 0 || b[next - 1] !== (last ? 0x7d : COMMA) || b[next - 2] !== 0x7d) return undefined;
+      txs.set(expected[i]!, [p, next - 1]);
+      p = last ? next - 1 : next;
+      head = nextHead;
     }
   } else if (b[p] !== 0x7d) {
     for (;;) {

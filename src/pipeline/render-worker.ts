@@ -73,7 +73,7 @@ export class Renderer {
   private appender: TxTextAppender | undefined;
   private reader: TxTextReader | undefined;
   private texts: TxTexts | undefined;
-  private changed: Pick<AddressReuse, 'changed' | 'added'> | undefined;
+  private reuseOf: Pick<AddressReuse, 'changed' | 'added'> | undefined;
   private readonly dirs = new Set<string>();
   private readonly rows: ManifestRows;
   private readonly update: UpdateTarget | undefined;
@@ -101,7 +101,7 @@ export class Renderer {
       this.reader = new TxTextReader(task.table);
       this.texts = new TxTexts(index, d.pretty, this.reader);
       // Compact documents of an incremental build: the published tree holds the previous version.
-      this.changed = task.changed && !d.pretty && d.update ? changedPredicates(task.changed) : undefined;
+      this.reuseOf = task.changed && !d.pretty && d.update ? changedPredicates(task.changed) : undefined;
       return undefined;
     }
     const paths: string[] = [];
@@ -138,8 +138,7 @@ export class Renderer {
           });
         });
       } else {
-        const changed = this.changed;
-        if (changed) reuse = { previous: undefined, ...changed, counts: noReuse() };
+        if (this.reuseOf) reuse = { previous: undefined, ...this.reuseOf, counts: noReuse() };
         for (const a of task.addresses) {
           what = `address ${a}`;
           const rel = addressPath(a);
