@@ -193,6 +193,30 @@ describe('writer worker (writeBatch)', () => {
     expect(log.lines()).toEqual([`${sha('new a')} 5 a.json`, `${DEL} 0 c.json`, `${DEL} 0 d.json`, `${sha('new e')} 5 e.json`, `${sha('new f')} 5 f.json`, `${sha('new x')} 5 x.json`]);
   });
 
+  it('update mode on a staging tree of hard links: a changed file becomes a new file at its path (the published one keeps its bytes and inode), nothing else is left in the directory', () => {
+    const pub = join(root, 'linked-pub');
+    const st = join(root, 'linked-staging');
+    mkdirSync(join(pub, 'address'), { recursive: true });
+    mkdirSync(join(st, 'address'), { recursive: true });
+    for (const p of ['address/a.json', 'address/b.json']) {
+      writeFileSync(join(pub, p), `published ${p}`);
+      linkSync(join(pub, p), join(st, p));
+    }
+    const pubInode = statSync(join(pub, 'address/a.json')).ino;
+    const log = newRows();
+    const update: UpdateTarget = { published: pub, stale: new Set() };
+    const r = writeBatch(st, update, new Set(), log.rows, batchOf([['address/a.json', 'new a'], ['address/b.json', 'published address/b.json']]), { path: st });
+    expect([...r.status!]).toEqual([WRITTEN, UNCHANGED]);
+    expect(readFileSync(join(st, 'address/a.json'), 'utf8')).toBe('new a');
+    expect(statSync(join(st, 'address/a.json')).ino).not.toBe(pubInode);
+    expect(statSync(join(st, 'address/a.json')).nlink).toBe(1);
+    expect(readFileSync(join(pub, 'address/a.json'), 'utf8')).toBe('published address/a.json');
+    expect(statSync(join(pub, 'address/a.json'))).toMatchObject({ ino: pubInode, nlink: 1 });
+    expect(statSync(join(st, 'address/b.json')).ino).toBe(statSync(join(pub, 'address/b.json')).ino);
+    expect(readdirSync(join(st, 'address')).sort()).toEqual(['a.json', 'b.json']);
+    expect(log.lines()).toEqual([`${sha('new a')} 5 address/a.json`]);
+  });
+
   it("the program's threads start with a small young generation (their nursery would otherwise stay resident at tens of MiB each)", async () => {
     // Any module of the program's threads: this one does nothing without its workerData kind.
     const worker = startWorker(new URL('../src/publish/writer.ts', import.meta.url).href, './writer-worker', { kind: 'none' });

@@ -2,14 +2,14 @@
  * The file-writing thread of SiteWriter (writer.ts). In `fresh` mode it writes every file; in
  * `update` mode (a staging tree made of hard links to the published one, see UpdateOf) it
  * compares each file with the published version and leaves files whose bytes are unchanged
- * alone — so they keep their mtime — and replaces the others by write-to-temp + rename, which
- * never touches the published copy; a stale path (the staging tree's own older copy) is
+ * alone — so they keep their mtime — and replaces the others by a new file (the link removed,
+ * then an exclusive create), which never touches the published copy; a stale path (the staging tree's own older copy) is
  * overwritten in place. A deletion (end -1) removes the file. It keeps the manifest rows of its
  * files itself (manifest-rows.ts) and answers each batch with their status; 'seal' writes out
  * its last rows.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
@@ -141,9 +141,9 @@ function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, 
   return [h.digest(), size];
 }
 
-/** Writes `parts` to a new (or emptied) file `path`: writeHashed. */
-function createHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
-  const fd = openSync(path, 'w');
+/** Writes `parts` to a new (or emptied; `wx`: new, else EEXIST) file `path`: writeHashed. */
+function createHashed(path: string, parts: Iterable<Uint8Array>, flags: 'w' | 'wx' = 'w'): [digest: Buffer, size: number] {
+  const fd = openSync(path, flags);
   try {
     return writeHashed(fd, parts);
   } finally {
@@ -240,9 +240,19 @@ export function writeFile(
     }
     if (stale) written = overwriteHashed(path, list);
     if (!written) {
-      const tmp = path + '.tmp-write';
-      written = createHashed(tmp, list);
-      renameSync(tmp, path);
+      // A new file at `path`: the staging tree's link to the published file is removed, never
+      // written through (the exclusive create fails rather than open a file somebody linked
+      // there meanwhile). Not write-to-temp + rename, which costs 1.7–3× as much on ext4 (a 3 kB
+      // file renamed: 83–143 µs against 29–77 µs for unlink + create, in the same runs; an empty
+      // one renamed costs as little as unlink + create; tmpfs: 17 µs both). Nothing needs the step
+      // to be atomic: a killed build's staging tree is discarded, never published or taken as the
+      // spare (publish.ts recoverInterrupted, takeSpare).
+      try {
+        unlinkSync(path);
+      } catch (e) {
+        if (errCode(e) !== 'ENOENT') throw e;
+      }
+      written = createHashed(path, list, 'wx');
     }
   } else {
     written = createHashed(path, parts);
