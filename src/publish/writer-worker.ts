@@ -3,10 +3,10 @@
  * `update` mode (a staging tree made of hard links to the published one, see UpdateOf) it
  * compares each file with the published version and leaves files whose bytes are unchanged
  * alone — so they keep their mtime — and replaces the others by a new file (the link removed,
- * then an exclusive create), which never touches the published copy; a stale path (the staging tree's own older copy) is
- * overwritten in place. A deletion (end -1) removes the file. It keeps the manifest rows of its
- * files itself (manifest-rows.ts) and answers each batch with their status; 'seal' writes out
- * its last rows.
+ * then an exclusive create), which never touches the published copy; a stale path (the staging
+ * tree's own older copy) is overwritten in place. A deletion (end -1) removes the file. It keeps
+ * the manifest rows of its files itself (manifest-rows.ts) and answers each batch with their
+ * status; 'seal' writes out its last rows.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
