@@ -16,7 +16,7 @@ import type { Network } from '../chain/networks.js';
 import { BodyReader, blkFiles } from './blkdir/bodies.js';
 import { HeaderIndex } from './blkdir/headers.js';
 import { FileWindow } from './blkdir/records.js';
-import { KIND_MAIN, KIND_SIDE, type HeaderTree } from './chain-select.js';
+import { KIND_MAIN, KIND_SIDE, treeChoice, type HeaderTree } from './chain-select.js';
 import { checkedSource } from './checked.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
@@ -149,7 +149,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   stats.records = index.records;
   stats.duplicates = index.duplicates;
 
-  const sel = index.select();
+  let sel = index.select(); // chosen again without blocks found invalid (choice.invalidate)
   stats.ms = performance.now() - t0;
   stats.indexBytes = index.byteSize + sel.height.byteLength + sel.kind.byteLength + sel.main.byteLength;
 
@@ -211,7 +211,8 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     scanStats: stats,
     files: files.map((f) => f.name),
     tipWork: sel.tipWork,
-    tip: async () => tip,
+    tip: async () => ({ height: sel.tipHeight, hash: tree.hashHex(sel.main[sel.tipHeight]!) }),
+    choice: treeChoice(tree, () => sel, (s) => (sel = s), (failed) => tree.select(network.genesis, { failed })),
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       let h = from;
       for await (const { index, raw } of bodies.inOrder(sel.main.subarray(from), height + 1 - from)) {
@@ -223,7 +224,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     },
     async scanWork(height: number, from: number) {
       let total = 0;
-      for (let h = from; h <= Math.min(height, tip.height); h++) total += index.lenOf[sel.main[h]!]!;
+      for (let h = from; h <= Math.min(height, sel.tipHeight); h++) total += index.lenOf[sel.main[h]!]!;
       return { unit: 'bytes' as const, total };
     },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {

@@ -6,11 +6,14 @@
  * block), so ~800k headers fit in roughly 100 MB. Selection follows Bitcoin
  * Core: the best tip is the connected header with the most cumulative work
  * (exact BigInt, 2^256 / (target + 1) per block); ties go to the header seen
- * first.
+ * first. Blocks found invalid are marked, and with their descendants take no
+ * part in the choice (Core's BLOCK_FAILED_VALID / BLOCK_FAILED_CHILD), so
+ * choosing again gives the most-work chain among the blocks not known invalid.
  */
 import { fromDisplayHex, sha256d, toDisplayHex } from '../chain/hash.js';
 import { HEADER_SIZE } from '../chain/block.js';
 import { blockWork } from '../chain/work.js';
+import type { ChainChoice, ChainTip } from './types.js';
 
 const HASH_SIZE = 32;
 
@@ -42,6 +45,8 @@ export interface ChainSelection {
   height: Int32Array;
   /** Per tree index: 1 = main chain, 2 = side (connected, off the best chain), 0 = orphan. */
   kind: Uint8Array;
+  /** Per tree index: 1 for a block marked invalid or built on one (a side block then), else 0. */
+  failed: Uint8Array;
   /** Cumulative chain work of the best tip (exact). */
   tipWork: bigint;
   sideCount: number;
@@ -53,6 +58,20 @@ export interface ChainSelection {
    * point). -1 for main and orphan blocks.
    */
   forkHeight(index: number): number;
+  /**
+   * Main-chain heights whose blocks decide between branches: each block that some other branch
+   * (not known invalid) matches or beats in work — if it were invalid, that branch would win —
+   * and the block just above each run of them, whose validity settles the run. Validating these
+   * first gives the best valid chain before the scan, as long as the other blocks are valid.
+   */
+  decisiveHeights(): number[];
+}
+
+export interface SelectOptions {
+  /** Per tree index, 1 = known invalid: the block and its descendants cannot be chosen. */
+  failed?: Uint8Array;
+  /** A tip chosen elsewhere (a node's choice) kept unless it is failed; the default is the most-work tip. */
+  tip?: number;
 }
 
 export const KIND_ORPHAN = 0;
@@ -177,23 +196,28 @@ export class HeaderTree {
    * ancestry reaches genesis gets a height and cumulative work; the tip is the
    * one with most work (first added on ties).
    */
-  select(genesis: string): ChainSelection {
+  select(genesis: string, opts: SelectOptions = {}): ChainSelection {
     const n = this.n;
     const height = new Int32Array(n).fill(-1);
     const kind = new Uint8Array(n);
+    const failed = new Uint8Array(n);
+    const marks = opts.failed;
     const g = this.indexOf(genesis);
-    if (g === -1) {
+    if (g === -1 || marks?.[g]) {
+      if (g !== -1) failed[g] = 1;
       return {
-        genesis: -1,
+        genesis: g,
         tipHeight: -1,
         main: new Int32Array(0),
         height,
         kind,
+        failed,
         tipWork: 0n,
         sideCount: 0,
-        orphanCount: n,
+        orphanCount: g === -1 ? n : 0,
         chainWork: () => undefined,
         forkHeight: () => -1,
+        decisiveHeights: () => [],
       };
     }
     // Children in CSR form: parent -> [first, end) into `childList`.
@@ -224,7 +248,7 @@ export class HeaderTree {
     while (qh < qt) {
       const i = queue[qh++]!;
       const wi = work[i]!;
-      if (wi > bestWork || (wi === bestWork && i < best)) {
+      if (!failed[i] && (wi > bestWork || (wi === bestWork && i < best))) {
         best = i;
         bestWork = wi;
       }
@@ -232,8 +256,14 @@ export class HeaderTree {
         const ch = childList[c]!;
         height[ch] = height[i]! + 1;
         work[ch] = wi + blockWork(this.bits(ch));
+        if (failed[i] || marks?.[ch]) failed[ch] = 1;
         queue[qt++] = ch;
       }
+    }
+    const forced = opts.tip;
+    if (forced !== undefined && forced >= 0 && forced < n && height[forced]! >= 0 && !failed[forced]) {
+      best = forced;
+      bestWork = work[forced]!;
     }
     const tipHeight = height[best]!;
     const main = new Int32Array(tipHeight + 1);
@@ -255,17 +285,69 @@ export class HeaderTree {
       while (kind[i] === KIND_SIDE) i = parent[i]!;
       return height[i]!;
     };
+    // Heights where the main block is beaten or matched by an unfailed branch forking below it.
+    const better = (a: number, b: number): boolean => work[a]! > work[b]! || (work[a] === work[b] && a < b);
+    const decisiveHeights = (): number[] => {
+      const fork = new Int32Array(n).fill(-1);
+      const rival = new Int32Array(tipHeight + 1).fill(-1); // best unfailed side block per fork height
+      for (let k = 1; k < qt; k++) {
+        const i = queue[k]!; // parents before children
+        if (kind[i] !== KIND_SIDE) continue;
+        const p = parent[i]!;
+        fork[i] = kind[p] === KIND_MAIN ? height[p]! : fork[p]!;
+        const f = fork[i]!;
+        if (!failed[i] && f <= tipHeight && (rival[f] === -1 || better(i, rival[f]!))) rival[f] = i;
+      }
+      const out: number[] = [];
+      let strongest = -1; // best rival forking below the height looked at
+      let contested = false;
+      for (let h = 1; h <= tipHeight; h++) {
+        const r = rival[h - 1]!;
+        if (r !== -1 && (strongest === -1 || better(r, strongest))) strongest = r;
+        const now = strongest !== -1 && !better(main[h]!, strongest);
+        if (now || contested) out.push(h);
+        contested = now;
+      }
+      return out;
+    };
     return {
       genesis: g,
       tipHeight,
       main,
       height,
       kind,
+      failed,
       tipWork: bestWork,
       sideCount,
       orphanCount: n - qt,
       chainWork: (index: number) => work[index],
       forkHeight,
+      decisiveHeights,
     };
   }
+}
+
+/**
+ * A source's {@link ChainChoice} over its header tree: `get`/`set` reach the source's current
+ * selection, `select` chooses again with the blocks marked invalid.
+ */
+export function treeChoice(tree: HeaderTree, get: () => ChainSelection, set: (sel: ChainSelection) => void, select: (failed: Uint8Array) => ChainSelection): ChainChoice {
+  const marks = new Uint8Array(tree.size);
+  return {
+    decisiveHeights: () => get().decisiveHeights(),
+    invalidate(hash: string) {
+      const old = get();
+      const i = tree.indexOf(hash);
+      if (i === -1 || old.kind[i] !== KIND_MAIN || i === old.genesis) throw new Error(`block ${hash} is not a main-chain block above genesis: it cannot be set aside`);
+      marks[i] = 1;
+      const sel = select(marks);
+      set(sel);
+      let fork = Math.min(old.tipHeight, sel.tipHeight);
+      while (fork >= 0 && old.main[fork] !== sel.main[fork]) fork--;
+      let failed = 0;
+      for (let k = 0; k < tree.size; k++) if (sel.failed[k] && !old.failed[k]) failed++;
+      const tip: ChainTip = { height: sel.tipHeight, hash: sel.tipHeight >= 0 ? tree.hashHex(sel.main[sel.tipHeight]!) : '' };
+      return { tip, fork, failed };
+    },
+  };
 }

@@ -54,6 +54,24 @@ export interface ChainTip {
 }
 
 /**
+ * How a source that chose the main chain itself by header work (blocks dir, in-memory) lets the
+ * validating wrapper reach the best *valid* chain, as Bitcoin Core's ActivateBestChain: a main
+ * block found invalid is marked, with its descendants, and the chain is chosen again among the
+ * other blocks. Sources whose node chose (RPC) have none.
+ */
+export interface ChainChoice {
+  /** Main-chain heights to validate first because their blocks decide between branches (ascending). */
+  decisiveHeights(): number[];
+  /**
+   * Marks the main-chain block `hash` (above genesis) and its descendants invalid and chooses the
+   * main chain again by work; every member of the source follows the new choice. Returns its tip,
+   * the height of the last block the old and new main chains share, and how many blocks were
+   * newly left out (the block and its descendants).
+   */
+  invalidate(hash: string): { tip: ChainTip; fork: number; failed: number };
+}
+
+/**
  * What every chain source delivers: the main chain from genesis to a height,
  * in order, plus the blocks it holds off the main chain.
  */
@@ -82,5 +100,7 @@ export interface ChainSource {
   readonly warnings: readonly string[];
   /** Blocks found invalid before the chain was chosen (left out of it); reported by the validating wrapper. */
   readonly rejected?: readonly RejectedBlock[];
+  /** Sources that chose the main chain by header work: how to choose again without invalid blocks. */
+  readonly choice?: ChainChoice;
   close(): Promise<void>;
 }
