@@ -27,6 +27,32 @@ export function rawRequest(base: string, target: string, method = 'GET', extraHe
   });
 }
 
+/**
+ * Sends `bytes` as they are on a fresh connection and parses the one answer (read until the
+ * server closes). `halfClose`: end the socket's writing side right after the bytes (a client that
+ * half-closes after its request); otherwise a request should carry `Connection: close`.
+ */
+export function rawExchange(base: string, bytes: string | Buffer, opts: { halfClose?: boolean; head?: boolean; timeoutMs?: number } = {}): Promise<RawResponse> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(u.port), u.hostname);
+    const chunks: Buffer[] = [];
+    sock.setTimeout(opts.timeoutMs ?? 10_000, () => sock.destroy(new Error('timeout: no complete answer')));
+    sock.on('data', (c) => chunks.push(c));
+    sock.on('error', reject);
+    sock.on('close', () => {
+      try {
+        resolve(parse(Buffer.concat(chunks), opts.head === true));
+      } catch (e) {
+        reject(new Error(`${(e as Error).message} (got ${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))})`));
+      }
+    });
+    const data = typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes;
+    if (opts.halfClose) sock.end(data);
+    else sock.write(data);
+  });
+}
+
 function parse(buf: Buffer, head: boolean): RawResponse {
   const end = buf.indexOf('\r\n\r\n');
   if (end < 0) throw new Error('no header end');

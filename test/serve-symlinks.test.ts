@@ -1,6 +1,6 @@
 // `snapshot serve` never serves through a symlink inside the tree (issue 10): a file or a
 // directory below the root that is a symlink answers the normal JSON 404, by the in-memory cache
-// and by sirv alike. The root itself may be a symlink (`out` -> `out.releases/<n>`), and a swap
+// and by the disk path alike. The root itself may be a symlink (`out` -> `out.releases/<n>`), and a swap
 // of that symlink is followed.
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +44,7 @@ describe('serve: symlinks inside the tree are never followed', () => {
   it.each([
     ['a file symlink leaving the tree', () => `/tx/${fake(1)}.bin`, (id: string) => `Tx ${id} not found.`, 1],
     ['a file symlink inside the tree', () => `/tx/${fake(2)}.json`, (id: string) => `Tx ${id} not found.`, 2],
-  ] as const)('%s: JSON 404 (cache, sirv, Range)', async (_what, target, text, n) => {
+  ] as const)('%s: JSON 404 (cache, disk, Range)', async (_what, target, text, n) => {
     for (const s of servers) {
       for (const extra of ['', 'Range: bytes=0-3\r\n']) {
         const r = await rawRequest(s.url, target(), 'GET', extra);

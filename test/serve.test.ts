@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { FileCache } from '../src/serve/file-cache.js';
 import { writeTestTree, type TestTree } from './site-tree.js';
-import { rawRequest, type RawResponse } from './http-raw.js';
+import { rawExchange, rawRequest, type RawResponse } from './http-raw.js';
 import http from 'node:http';
 
 const strip = (r: RawResponse) => ({ status: r.status, headers: Object.entries(r.headers).filter(([k]) => k !== 'date'), body: r.body.toString('latin1') });
@@ -59,6 +59,85 @@ describe('snapshot serve', () => {
       const r = await rawRequest(s.url, bad);
       expect([400, 404], JSON.stringify(bad)).toContain(r.status);
       expect(r.body.toString()).toMatch(/^\{"error":"[^"]+"\}$/);
+    }
+  });
+
+  /** A JSON error document `{"error": …}` with a JSON content type and a matching length. */
+  const jsonError = (r: RawResponse, status: number, what: string): string => {
+    expect(r.status, what).toBe(status);
+    expect(r.headers['content-type'], what).toBe('application/json; charset=utf-8');
+    expect(r.headers['content-length'], what).toBe(String(r.body.length));
+    const doc = JSON.parse(r.body.toString('utf8')) as { error: unknown };
+    expect(Object.keys(doc), what).toEqual(['error']);
+    expect(typeof doc.error, what).toBe('string');
+    return doc.error as string;
+  };
+
+  it('answers CONNECT with a JSON 405 (GET, HEAD allowed)', async () => {
+    const u = new URL(s.url);
+    for (const target of [u.host, 'example.com:443']) {
+      const r = await rawExchange(s.url, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+      expect(jsonError(r, 405, target)).toBe('Method not allowed.');
+      expect(r.headers['allow']).toBe('GET, HEAD');
+      expect(r.headers['access-control-allow-origin']).toBe('*');
+    }
+  });
+
+  it('answers an HTTP/1.1 request without a Host header, or with two, with a JSON 400 (RFC 9112 §3.2)', async () => {
+    const none = await rawExchange(s.url, 'GET /stats.json HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(jsonError(none, 400, 'no Host')).toMatch(/Host/);
+    const two = await rawExchange(s.url, 'GET /stats.json HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n');
+    expect(jsonError(two, 400, 'two Host')).toMatch(/Host/);
+    // HTTP/1.0 needs none.
+    const old = await rawExchange(s.url, 'GET /stats.json HTTP/1.0\r\n\r\n');
+    expect(old.status).toBe(200);
+    expect(old.body.equals(readFileSync(join(t.dir, 'stats.json')))).toBe(true);
+  });
+
+  it('answers an unknown Expect with a JSON 417, and 100-continue with 100 then the file', async () => {
+    const r = await rawExchange(s.url, 'GET /stats.json HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
+    expect(jsonError(r, 417, 'Expect')).toMatch(/something-else/);
+    const raw = await new Promise<string>((ok, bad) => {
+      const u = new URL(s.url);
+      const sock = net.connect(Number(u.port), u.hostname);
+      let got = '';
+      sock.on('data', (c) => (got += c.toString('latin1')));
+      sock.on('error', bad);
+      sock.on('close', () => ok(got));
+      sock.setTimeout(10_000, () => sock.destroy());
+      sock.write('GET /stats.json HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+    });
+    expect(raw.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n'), raw).toBe(true);
+    expect(raw.endsWith(readFileSync(join(t.dir, 'stats.json'), 'latin1'))).toBe(true);
+  });
+
+  it('answers a client that half-closes after its request (file cached or not, found or not)', async () => {
+    const s2 = await startServer({ dir: t.dir, port: 0 });
+    try {
+      const tx = `/tx/${t.txids[1]}.json`;
+      const want = readFileSync(join(t.dir, `tx/${t.txids[1]}.json`));
+      for (const round of ['not cached', 'cached']) {
+        const r = await rawExchange(s2.url, `GET ${tx} HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: true });
+        expect(r.status, round).toBe(200);
+        expect(r.body.equals(want), round).toBe(true);
+        const miss = await rawExchange(s2.url, `GET /tx/${'cd'.repeat(32)}.json HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: true });
+        expect(jsonError(miss, 404, round)).toBe(`Tx ${'cd'.repeat(32)} not found.`);
+      }
+      // Two pipelined requests, then the half-close: both answered, in order.
+      const two = await new Promise<string>((ok, bad) => {
+        const u = new URL(s2.url);
+        const sock = net.connect(Number(u.port), u.hostname);
+        let got = '';
+        sock.on('data', (c) => (got += c.toString('latin1')));
+        sock.on('error', bad);
+        sock.on('close', () => ok(got));
+        sock.setTimeout(10_000, () => sock.destroy());
+        sock.end(`GET /block/${t.blocks[0]}.json HTTP/1.1\r\nHost: x\r\n\r\nGET ${tx} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      });
+      expect(two.match(/HTTP\/1\.1 200 OK/g)?.length, two).toBe(2);
+      expect(two.endsWith(want.toString('latin1'))).toBe(true);
+    } finally {
+      await s2.close();
     }
   });
 
@@ -138,9 +217,9 @@ describe('snapshot serve', () => {
     await expect(rawRequest(s2.url, '/stats.json')).rejects.toThrow();
   });
 
-  it('answers from its file cache with the same bytes as sirv (GET, HEAD, 304, Range, misses, large files)', async () => {
+  it('answers from its file cache with the same bytes as from disk (GET, HEAD, 304, Range, misses, large files)', async () => {
     const plain = await startServer({ dir: t.dir, port: 0, cache: false });
-    // Files over 40 bytes stream through sirv; smaller ones are cached.
+    // Files over 40 bytes are streamed from disk; smaller ones are cached.
     const small = await startServer({ dir: t.dir, port: 0, cache: { maxFileBytes: 40 } });
     try {
       const targets = [`/tx/${t.txids[0]}.json`, `/tx/${t.txids[0]}.bin`, `/block/${t.blocks[0]}.hex`, `/address/${t.capped}.json`, `/address/${t.addresses[0]}.json`,

@@ -1,12 +1,12 @@
 /**
- * In-memory cache of small files for `snapshot serve`, in front of sirv.
+ * In-memory cache of small files for `snapshot serve`, in front of reading each file from disk.
  *
  * - Keyed by the router's canonical file path; holds files up to `maxFileBytes` (default
  *   64 KiB) and at most `maxBytes` in total (default 64 MiB), least recently used evicted first.
- *   Larger files are remembered as "large" and streamed by sirv; absent files (and directories)
+ *   Larger files are remembered as "large" and streamed from disk; absent files (and directories)
  *   are remembered as "absent" (negative entries count towards the byte budget too).
  * - A file is read once through one file handle (open, fstat, read), so the body, size and
- *   mtime always belong together, and the ETag/Last-Modified are the ones sirv would send for
+ *   mtime always belong together, and the ETag/Last-Modified are the ones the disk path sends for
  *   it (`W/"<size>-<mtime ms>"`).
  * - Validation: the tree is immutable between builds and a rebuild swaps the whole tree (the
  *   `out` symlink renamed to a new release directory), which changes the inode of the tree root
@@ -25,7 +25,7 @@ import { join } from 'node:path';
 export interface CacheOptions {
   /** Total bytes held (bodies plus a small per-entry overhead); default 64 MiB. */
   maxBytes?: number;
-  /** Largest file held in memory; larger ones are streamed by sirv. Default 64 KiB. */
+  /** Largest file held in memory; larger ones are streamed from disk. Default 64 KiB. */
   maxFileBytes?: number;
   /** Minimum interval between checks of the tree's identity, ms; default 1000. */
   revalidateMs?: number;
@@ -36,6 +36,8 @@ export interface CachedFile {
   body: Buffer;
   etag: string;
   lastModified: string;
+  /** Modification time in ms (If-Range compares Last-Modified only when it is a strong validator). */
+  mtimeMs: number;
   /** Pre-built 200 header list for the last content type / cache policy it was sent with. */
   headers?: { contentType: string; cacheControl: string; list: (string | number)[] };
 }
@@ -47,7 +49,7 @@ const LARGE: CacheEntry = { kind: 'large' };
 const ENTRY_OVERHEAD = 200;
 
 /** Errors meaning "no such file" (for the router's paths): cached as absent. */
-const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP']);
+export const ABSENT_CODES: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP']);
 
 /**
  * The tree's root, and the check that keeps every read inside it: a file is read only when its
@@ -82,7 +84,7 @@ export class TreeRoot {
   }
 }
 
-/** Reads one file as a cache entry; rejects on errors other than "absent" (the caller lets sirv handle it). */
+/** Reads one file as a cache entry; rejects on errors other than "absent" (the caller then tries the disk path). */
 async function readEntry(abs: string, maxFileBytes: number): Promise<CacheEntry> {
   let fh;
   try {
@@ -102,7 +104,7 @@ async function readEntry(abs: string, maxFileBytes: number): Promise<CacheEntry>
       if (bytesRead === 0) throw new Error(`${abs} shrank while reading`);
       off += bytesRead;
     }
-    return { kind: 'file', body, etag: `W/"${st.size}-${st.mtime.getTime()}"`, lastModified: st.mtime.toUTCString() };
+    return { kind: 'file', body, etag: `W/"${st.size}-${st.mtime.getTime()}"`, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime() };
   } finally {
     await fh.close();
   }

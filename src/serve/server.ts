@@ -1,30 +1,42 @@
 /**
- * `snapshot serve`: node:http + the shared router + an in-memory cache of small files, with
- * sirv for everything else.
+ * `snapshot serve`: node:http + the shared router + an in-memory cache of small files; other
+ * files are streamed from disk.
  *
  * - The router maps the raw request target to a canonical file path (or an error document), so
- *   neither the cache nor sirv ever sees a client-controlled path.
+ *   neither the cache nor the disk path ever sees a client-controlled path.
  * - Files up to 64 KiB (nearly every tx, block, address and name document) are answered from
  *   {@link FileCache} with pre-built header lists; see file-cache.ts for the bounds and how a
  *   rebuild of the tree is detected (identity of the root and `_manifest.json`, re-checked at
  *   most once a second; `_site.json` is re-read then too, unless the site info was passed in).
- * - Larger files, Range requests and files the cache cannot read go to sirv in dev mode (a stat
- *   per request, no start-up index of the whole tree, which does not scale to millions of files)
- *   with `extensions: []` and weak ETags (304 on If-None-Match).
+ * - Larger files and files the cache cannot read are opened per request (a stat of the open file,
+ *   no start-up index of the whole tree, which does not scale to millions of files) and streamed.
  * - Neither reads through a symlink below the tree's root (see TreeRoot in file-cache.ts): such a
  *   file gets the route's JSON 404. The root itself may be a symlink (`out` -> its release).
- * Both paths send the same bytes: the cache reproduces sirv's header order, ETag
- * (`W/"<size>-<mtime ms>"`), Last-Modified and 304s (the conformance and serve tests compare).
+ * Both paths send the same status line, headers and bytes: weak ETags `W/"<size>-<mtime ms>"`
+ * (304 on an equal If-None-Match), Last-Modified, and Range/If-Range as range.ts decides
+ * (GET only; one range → 206, several → the whole file, none satisfiable → JSON 416).
+ * Every error answer, including those to requests Node's parser rejects, is a JSON document.
  */
 import { constants, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import sirv from 'sirv';
-import { SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
-import { FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
-import { COMMON_HEADERS, makeRouterSite, routeRequest, type ErrorResponse, type FileResponse, type RouterSite } from '../contract/router.js';
+import { finished, pipeline, type Duplex } from 'node:stream';
+import { errorBody, SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
+import { ABSENT_CODES, FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
+import { decideRange, ifRangeAllows, type RangeDecision } from './range.js';
+import {
+  BAD_REQUEST,
+  COMMON_HEADERS,
+  CONTENT_TYPES,
+  METHOD_NOT_ALLOWED,
+  makeRouterSite,
+  routeRequest,
+  type ErrorResponse,
+  type FileResponse,
+  type RouterSite,
+} from '../contract/router.js';
 
 export type { CacheOptions } from './file-cache.js';
 
@@ -37,8 +49,10 @@ export interface ServeOptions {
   host?: string;
   /** Site info; read from `<dir>/_site.json` (and re-read after a rebuild) when absent. */
   info?: SiteInfo;
-  /** In-memory cache of small files (default on, 64 KiB files, 64 MiB total); false = sirv only. */
+  /** In-memory cache of small files (default on, 64 KiB files, 64 MiB total); false = every file from disk. */
   cache?: CacheOptions | false;
+  /** Where errors of the listening socket itself (e.g. EMFILE on accept) are reported; default console.error. */
+  log?: (msg: string) => void;
 }
 
 export interface RunningServer {
@@ -50,23 +64,49 @@ export interface RunningServer {
 
 const COMMON_LIST: readonly string[] = Object.entries(COMMON_HEADERS).flat();
 
-function sendError(res: http.ServerResponse, e: ErrorResponse, head: boolean): void {
+/** An error that depends on this request's headers, not on its URL: never stored by caches. */
+function requestError(status: number, message: string): ErrorResponse {
+  return { type: 'error', status, contentType: CONTENT_TYPES.json, cacheControl: 'no-store', body: errorBody(message) };
+}
+
+function errorHeaders(e: ErrorResponse, length: number): (string | number)[] {
+  return [...COMMON_LIST, 'Content-Type', e.contentType, 'Cache-Control', e.cacheControl, 'Content-Length', length, ...(e.status === 405 ? ['Allow', 'GET, HEAD'] : [])];
+}
+
+function sendError(res: http.ServerResponse, e: ErrorResponse, head: boolean, extra: (string | number)[] = []): void {
+  if (res.headersSent || res.destroyed) return;
   const body = Buffer.from(e.body, 'utf8');
-  res.writeHead(e.status, {
-    ...COMMON_HEADERS,
-    'Content-Type': e.contentType,
-    'Cache-Control': e.cacheControl,
-    'Content-Length': body.length,
-    ...(e.status === 405 ? { Allow: 'GET, HEAD' } : {}),
-  });
+  res.writeHead(e.status, [...errorHeaders(e, body.length), ...extra]);
   res.end(head ? undefined : body);
 }
 
+/** The same error document written as a whole HTTP/1.1 message on a socket Node's parser has let go of. */
+function sendRawError(socket: Duplex, e: ErrorResponse): void {
+  const body = Buffer.from(e.body, 'utf8');
+  const h = errorHeaders(e, body.length);
+  let text = `HTTP/1.1 ${e.status} ${http.STATUS_CODES[e.status] ?? ''}\r\n`;
+  for (let i = 0; i < h.length; i += 2) text += `${h[i]}: ${h[i + 1]}\r\n`;
+  socket.end(Buffer.concat([Buffer.from(`${text}Connection: close\r\n\r\n`, 'latin1'), body]));
+  // A client that never closes its side does not hold the socket for long.
+  setTimeout(() => socket.destroy(), 10_000).unref();
+}
+
 const INTERNAL_ERROR: ErrorResponse = { type: 'error', status: 500, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store', body: '{"error":"Internal error."}' };
+const HEADERS_TOO_LARGE = requestError(431, 'Request header fields too large.');
+const REQUEST_TIMEOUT = requestError(408, 'Request timeout.');
 
 function fail(res: http.ServerResponse, head: boolean): void {
   if (!res.headersSent) sendError(res, INTERNAL_ERROR, head);
   else res.destroy();
+}
+
+/** RFC 9112 §3.2: an HTTP/1.1 request carries exactly one Host header. */
+function hostError(req: http.IncomingMessage): ErrorResponse | undefined {
+  if (req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return undefined;
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') n++;
+  if (n === 1) return undefined;
+  return requestError(400, n === 0 ? 'HTTP/1.1 request without a Host header.' : `HTTP/1.1 request with ${n} Host headers.`);
 }
 
 export function readSiteInfo(dir: string): SiteInfo {
@@ -79,10 +119,54 @@ export interface HandlerOptions {
   reloadSiteInfo?: boolean;
 }
 
+/** What a 200 file's conditional and range headers are evaluated against. */
+interface FileMeta {
+  size: number;
+  etag: string;
+  lastModified: string;
+  mtimeMs: number;
+}
+
+const WHOLE: RangeDecision = { kind: 'whole' };
+
+/** Range (with If-Range) for a GET of a 200 file; the whole file otherwise. */
+function rangeOf(req: http.IncomingMessage, m: FileMeta): RangeDecision {
+  const range = req.headers.range;
+  if (range === undefined || req.method !== 'GET') return WHOLE;
+  const ifRange = req.headers['if-range'];
+  if (!ifRangeAllows(Array.isArray(ifRange) ? ifRange.join(', ') : ifRange, m.etag, m.lastModified, m.mtimeMs, Date.now())) return WHOLE;
+  return decideRange(range, m.size);
+}
+
+function fileHeaders(r: FileResponse, m: FileMeta, length: number): (string | number)[] {
+  return [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', length, 'Last-Modified', m.lastModified, 'ETag', m.etag];
+}
+
+/**
+ * Answers 304, 416 or the headers of a 206 for a 200 file; returns the byte range to send after
+ * the headers it wrote, undefined when the answer is complete (or when the whole file is to be
+ * sent with the caller's 200 headers: `whole` true).
+ */
+function conditional(req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, m: FileMeta): { whole: boolean; start: number; end: number } | undefined {
+  if (req.headers['if-none-match'] === m.etag) {
+    res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl]);
+    res.end();
+    return undefined;
+  }
+  const d = rangeOf(req, m);
+  if (d.kind === 'whole') return { whole: true, start: 0, end: m.size - 1 };
+  if (d.kind === 'unsatisfiable') {
+    const msg = `Range ${JSON.stringify(req.headers.range)} is not satisfiable: the file is ${m.size} bytes.`;
+    sendError(res, requestError(416, msg), false, ['Content-Range', `bytes */${m.size}`]);
+    return undefined;
+  }
+  res.writeHead(206, [...fileHeaders(r, m, d.end - d.start + 1), 'Content-Range', `bytes ${d.start}-${d.end}/${m.size}`, 'Accept-Ranges', 'bytes']);
+  return { whole: false, start: d.start, end: d.end };
+}
+
 /** The request handler on its own (for embedding in another server). */
 export function createHandler(dir: string, site: RouterSite, opts: HandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const root = resolve(dir);
-  const assets = sirv(root, { dev: true, etag: true, extensions: [], dotfiles: false });
   const cache = opts.cache === false ? undefined : new FileCache(root, opts.cache);
   const tree = cache?.tree ?? new TreeRoot(root);
   const watch = new TreeWatch(root, (opts.cache || undefined)?.revalidateMs ?? 1000, async () => {
@@ -96,49 +180,67 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
   });
   void watch.check();
 
-  /** Through sirv (or, for a capped address document, read whole and sent with its status); never through a symlink. */
-  const viaDisk = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean): void => {
-    tree.resolve(r.file).then(
-      (abs) => (abs === undefined ? sendError(res, r.missing, head) : viaDiskAt(req, res, r, head, abs)),
-      () => fail(res, head),
-    );
-  };
-
-  const viaDiskAt = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean, abs: string): void => {
-    if (r.status !== 200) {
-      readFile(abs, { flag: constants.O_RDONLY | constants.O_NOFOLLOW }).then(
-        (body) => {
-          res.writeHead(r.status, { ...COMMON_HEADERS, 'Content-Type': r.contentType, 'Cache-Control': r.cacheControl, 'Content-Length': body.length });
-          res.end(head ? undefined : body);
-        },
-        () => sendError(res, r.missing, head),
-      );
-      return;
+  /** Opened and streamed (a capped address document read whole and sent with its status); never through a symlink. */
+  const fromDisk = async (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean): Promise<void> => {
+    const abs = await tree.resolve(r.file);
+    if (abs === undefined) return sendError(res, r.missing, head);
+    let fh: FileHandle;
+    try {
+      fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (e) {
+      if (ABSENT_CODES.has((e as NodeJS.ErrnoException).code ?? '')) return sendError(res, r.missing, head);
+      throw e;
     }
-    for (const [k, v] of Object.entries(COMMON_HEADERS)) res.setHeader(k, v);
-    res.setHeader('Content-Type', r.contentType);
-    res.setHeader('Cache-Control', r.cacheControl);
-    req.url = '/' + r.file;
-    assets(req, res, () => {
-      res.removeHeader('Content-Type');
-      res.removeHeader('Cache-Control');
-      sendError(res, r.missing, head);
-    });
+    let streaming = false;
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) return sendError(res, r.missing, head);
+      if (res.destroyed) return;
+      if (r.status !== 200) {
+        const body = await fh.readFile();
+        if (res.destroyed) return;
+        res.writeHead(r.status, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', body.length]);
+        res.end(head ? undefined : body);
+        return;
+      }
+      const m: FileMeta = { size: st.size, etag: `W/"${st.size}-${st.mtime.getTime()}"`, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime() };
+      const send = conditional(req, res, r, m);
+      if (send === undefined) return;
+      if (send.whole) res.writeHead(200, fileHeaders(r, m, m.size));
+      if (head || send.end < send.start) {
+        res.end();
+        return;
+      }
+      streaming = true;
+      // pipeline closes the file (autoClose) and destroys both streams on any error: a client gone
+      // mid-file or a read error ends this response only.
+      pipeline(fh.createReadStream({ start: send.start, end: send.end }), res, () => undefined);
+    } finally {
+      if (!streaming) await fh.close().catch(() => undefined);
+    }
   };
 
-  /** From the cache: the same status line, headers (in sirv's order) and body as via sirv. */
+  const viaDisk = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, head: boolean): void => {
+    fromDisk(req, res, r, head).catch(() => fail(res, head));
+  };
+
+  /** From the cache: the same status line, headers and body as from disk. */
   const sendEntry = (req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, e: CacheEntry, head: boolean): void => {
     if (e.kind === 'absent') return sendError(res, r.missing, head);
     if (e.kind === 'large') return viaDisk(req, res, r, head);
+    if (res.destroyed) return;
     if (r.status !== 200) {
       res.writeHead(r.status, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length]);
       res.end(head ? undefined : e.body);
       return;
     }
-    if (req.headers['if-none-match'] === e.etag) {
-      res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl]);
-      res.end();
-      return;
+    if (req.headers['if-none-match'] === e.etag || (req.headers.range !== undefined && !head)) {
+      const send = conditional(req, res, r, { size: e.body.length, etag: e.etag, lastModified: e.lastModified, mtimeMs: e.mtimeMs });
+      if (send === undefined) return;
+      if (!send.whole) {
+        res.end(e.body.subarray(send.start, send.end + 1));
+        return;
+      }
     }
     let h = e.headers;
     if (h === undefined || h.contentType !== r.contentType || h.cacheControl !== r.cacheControl) {
@@ -152,9 +254,11 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
   const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const head = req.method === 'HEAD';
     try {
+      const bad = hostError(req);
+      if (bad !== undefined) return sendError(res, bad, head);
       const r = routeRequest(req.method ?? 'GET', req.url ?? '', site);
       if (r.type === 'error') return sendError(res, r, head);
-      if (cache === undefined || req.headers.range !== undefined) return viaDisk(req, res, r, head);
+      if (cache === undefined) return viaDisk(req, res, r, head);
       const e = cache.get(r.file);
       if (e !== undefined) return sendEntry(req, res, r, e, head);
       cache
@@ -185,10 +289,39 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const dir = resolve(opts.dir ?? 'out');
   const site = makeRouterSite(opts.info ?? readSiteInfo(dir));
-  const server = http.createServer({ keepAlive: true }, createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined }));
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 24\r\nConnection: close\r\n\r\n{"error":"Bad request."}');
-    else socket.destroy();
+  // The Host rule is checked by the handler, to answer it with a JSON document.
+  const server = http.createServer({ keepAlive: true, requireHostHeader: false }, createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined }));
+  // A client that half-closes after sending its request(s) still gets the answers (Node would
+  // otherwise abort them and end the socket at once); the socket ends after the last answer.
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    sendError(res, requestError(417, `Expect ${JSON.stringify(req.headers.expect)} is not supported (only 100-continue).`), req.method === 'HEAD');
+  });
+  // Node hands CONNECT requests over with the raw socket (no listener: it destroys it unanswered).
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    sendRawError(socket, METHOD_NOT_ALLOWED);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException & { reason?: unknown }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const e =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? HEADERS_TOO_LARGE
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? REQUEST_TIMEOUT
+          : typeof err.reason === 'string'
+            ? requestError(400, `Bad request: ${err.reason}.`)
+            : BAD_REQUEST;
+    // An answer still being written on this connection (to an earlier pipelined request) goes first.
+    const inflight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (inflight && !inflight.writableFinished) {
+      finished(inflight, () => (socket.writable ? sendRawError(socket, e) : socket.destroy()));
+      return;
+    }
+    sendRawError(socket, e);
   });
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((ok, fail) => {
@@ -198,6 +331,8 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
       ok();
     });
   });
+  const log = opts.log ?? console.error;
+  server.on('error', (err) => log(`snapshot serve: ${err.message}`));
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
   let closing: Promise<void> | undefined;
@@ -219,19 +354,10 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   };
 }
 
-/**
- * Runs the server until SIGINT/SIGTERM, then shuts down gracefully. A file that vanishes
- * between sirv's stat and its read (a rebuild in place) would otherwise crash the process:
- * such errors are logged and the server keeps running.
- */
+/** Runs the server until SIGINT/SIGTERM, then shuts down gracefully. */
 export async function serveUntilSignal(opts: ServeOptions = {}, log: (msg: string) => void = console.error): Promise<void> {
-  const running = await startServer(opts);
+  const running = await startServer({ log, ...opts });
   log(`Serving ${resolve(opts.dir ?? 'out')} on ${running.url}/`);
-  const guard = (err: NodeJS.ErrnoException) => {
-    if (err && (err.code === 'ENOENT' || err.code === 'EISDIR' || err.code === 'EACCES')) log(`warning: ${err.message}`);
-    else throw err;
-  };
-  process.on('uncaughtException', guard);
   await new Promise<void>((ok) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -245,5 +371,4 @@ export async function serveUntilSignal(opts: ServeOptions = {}, log: (msg: strin
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  process.off('uncaughtException', guard);
 }
