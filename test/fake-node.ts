@@ -47,6 +47,8 @@ export class FakeNode {
   blocksServed = 0;
   fault: Fault | undefined;
   auth: string | undefined;
+  /** Per method, a rewrite of the node's result (e.g. a getblockchaininfo with an impossible `blocks`). */
+  rewrite: Record<string, (result: unknown, params: unknown[]) => unknown> = {};
   chain: Chain;
   private byHash = new Map<string, { raw: Buffer; height: number; prev: string | undefined }>();
   private hashes: string[] = [];
@@ -79,7 +81,22 @@ export class FakeNode {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
+  /** Answers every request with HTTP `status` and `location` (a redirect), nothing else. */
+  redirect(status: number, location: string): void {
+    this.fault = (_req, res) => {
+      res.writeHead(status, { location, 'content-type': 'text/plain' });
+      res.end(`moved to ${location}`);
+      return true;
+    };
+  }
+
   private answer(method: string, params: unknown[]): { result?: unknown; error?: { code: number; message: string } } {
+    const a = this.answerAsNode(method, params);
+    const rewrite = this.rewrite[method];
+    return rewrite && !a.error ? { result: rewrite(a.result, params) } : a;
+  }
+
+  private answerAsNode(method: string, params: unknown[]): { result?: unknown; error?: { code: number; message: string } } {
     const tip = this.hashes.length - 1;
     switch (method) {
       case 'getblockchaininfo':
@@ -143,7 +160,21 @@ export class FakeNode {
         res.end();
         return;
       }
-      const parsed = JSON.parse(body) as { id: unknown; method: string; params: unknown[] } | { id: unknown; method: string; params: unknown[] }[];
+      // As Bitcoin Core's HTTP server: only POST, and a body that is not JSON is a parse error (-32700).
+      if (req.method !== 'POST') {
+        res.writeHead(405, { 'content-type': 'text/plain' });
+        res.end('JSONRPC server handles only POST requests');
+        return;
+      }
+      type Request = { id: unknown; method: string; params: unknown[] };
+      let parsed: Request | Request[];
+      try {
+        parsed = JSON.parse(body) as Request | Request[];
+      } catch {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ result: null, error: { code: -32700, message: 'Parse error' }, id: null }));
+        return;
+      }
       const list = Array.isArray(parsed) ? parsed : [parsed];
       if (this.fault?.({ methods: list.map((r) => r.method), n: this.requests }, res, body)) return;
       const answers = list.map((r) => ({ ...this.answer(r.method, r.params), id: r.id }));

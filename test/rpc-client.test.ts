@@ -97,7 +97,7 @@ describe.skipIf(!HAVE_SHARED)('RPC client (fake node over real regtest blocks)',
     const before = node.requests;
     const err = (await rpcClient(node.url, { ...FAST, cookieFile: cookie }).call('getblockhash', [0]).catch((e: unknown) => e)) as Error;
     expect(err.message).toBe(
-      `RPC ${node.url}: authentication failed (HTTP 401) using cookie file ${cookie}; give rpc:http://user:password@host:port or --rpc-cookie <path>`,
+      `RPC ${node.url}: getblockhash: authentication failed (HTTP 401) using cookie file ${cookie}; give rpc:http://user:password@host:port or --rpc-cookie <path>`,
     );
     expect(node.requests - before).toBe(1);
   });

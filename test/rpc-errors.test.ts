@@ -106,7 +106,7 @@ describe('RPC transport errors', () => {
     const { err, ms, lines } = await failing('http://u:pw@127.0.0.1:1/', { giveUpMs: 60_000 });
     expect(ms).toBeLessThan(5000);
     expect(lines).toEqual([]);
-    expect(err.message).toMatch(/^RPC http:\/\/u@127\.0\.0\.1:1\/: port 1 is refused by Node \("bad port"/);
+    expect(err.message).toMatch(/^RPC http:\/\/u@127\.0\.0\.1:1\/: getblockchaininfo: port 1 is refused by Node \("bad port"/);
   });
 
   it('HTTP 5xx without JSON is still retried (a proxy in front of a restarting node)', async () => {

@@ -103,6 +103,15 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
+/** A redirect's Location as shown in an error: the absolute URL it points to, without password. */
+function shownLocation(location: string, base: URL): string {
+  try {
+    return redactUrl(new URL(location, base));
+  } catch {
+    return JSON.stringify(location);
+  }
+}
+
 /** Opens a client: parses the URL and finds the credentials (no request is made). */
 export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
   let parsed: URL;
@@ -166,11 +175,20 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+      // The node is the URL the user gave: a redirect is reported, never followed (fetch would
+      // re-send the credentials and the calls to wherever the Location points).
+      res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel().catch(() => undefined);
+        const location = res.headers.get('location');
+        throw new FatalError(
+          `RPC ${where}: ${what}: HTTP ${res.status} ${location === null ? 'redirect without a Location' : `redirect to ${shownLocation(location, endpoint)}`} (not followed: give the node's own RPC URL)`,
+        );
+      }
       if (res.status === 401 || res.status === 403) {
         await res.body?.cancel().catch(() => undefined);
         throw new FatalError(
-          `RPC ${where}: authentication failed (HTTP ${res.status}) using ${authFrom}; give rpc:http://user:password@host:port or --rpc-cookie <path>`,
+          `RPC ${where}: ${what}: authentication failed (HTTP ${res.status}) using ${authFrom}; give rpc:http://user:password@host:port or --rpc-cookie <path>`,
         );
       }
       text = await res.text();
@@ -182,7 +200,7 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
       const cause = e instanceof Error ? (e as Error & { cause?: Error & { code?: string } }).cause : undefined;
       if (cause?.message === 'bad port') {
         throw new FatalError(
-          `RPC ${where}: port ${endpoint.port} is refused by Node ("bad port": reserved for another protocol); give the node's RPC port (e.g. 8332 for Bitcoin, 8336 for Namecoin)`,
+          `RPC ${where}: ${what}: port ${endpoint.port} is refused by Node ("bad port": reserved for another protocol); give the node's RPC port (e.g. 8332 for Bitcoin, 8336 for Namecoin)`,
         );
       }
       if (cause?.code?.startsWith('HPE_')) {
@@ -235,11 +253,16 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
 
   function checkAnswer(a: RpcAnswer | undefined, method: string, status: number): unknown {
     if (!a || typeof a !== 'object') throw new TransientError(`${method}: malformed answer`);
-    if (a.error) {
+    if (a.error !== null && a.error !== undefined) {
+      const e: unknown = a.error;
+      if (typeof e !== 'object' || e === null || typeof (e as { code?: unknown }).code !== 'number' || typeof (e as { message?: unknown }).message !== 'string') {
+        throw new FatalError(`RPC ${where}: ${method}: HTTP ${status}, the error is not a JSON-RPC error (code and message): ${JSON.stringify(e).slice(0, 80)}`);
+      }
       if (a.error.code === -28) throw new TransientError(`${method}: node not ready (${a.error.message}, code -28)`);
       throw new RpcError(a.error.code, a.error.message, method, where);
     }
     if (status >= 500) throw new TransientError(`${method}: HTTP ${status}`);
+    if (status < 200 || status >= 300) throw new FatalError(`RPC ${where}: ${method}: HTTP ${status} with a result and no error: not a JSON-RPC success`);
     return a.result;
   }
 
