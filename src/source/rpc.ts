@@ -8,7 +8,8 @@
 import type { Network } from '../chain/networks.js';
 import { checkedSource } from './checked.js';
 import { RpcError, rpcClient, type RpcClientOptions } from './rpc/client.js';
-import { detectNetwork, type ChainInfo } from './rpc/network.js';
+import { blockHashAt, countIn, hashIn, heightIn } from './rpc/answers.js';
+import { chainInfo, detectNetwork } from './rpc/network.js';
 import { rawBlock, scanMainChain } from './rpc/scan.js';
 import type { ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
@@ -36,6 +37,19 @@ interface ChainTipInfo {
   status: string;
 }
 
+/** getchaintips' answer, each tip's height, hash and branch length checked (a branch reaches down to genesis at most). */
+function chainTips(where: string, tips: unknown): ChainTipInfo[] {
+  const method = 'getchaintips';
+  if (!Array.isArray(tips)) throw new Error(`RPC ${where}: ${method}: the result is ${JSON.stringify(tips)?.slice(0, 80)}, not an array`);
+  return tips.map((t: Record<string, unknown> | null, i) => {
+    const field = `tips[${i}]`;
+    const height = heightIn(where, method, `${field}.height`, t?.height);
+    const branchlen = countIn(where, method, `${field}.branchlen`, t?.branchlen);
+    if (branchlen > height) throw new Error(`RPC ${where}: ${method}: ${field}.branchlen is ${branchlen}, more than its height ${height}`);
+    return { height, branchlen, hash: hashIn(where, method, `${field}.hash`, t?.hash), status: String(t?.status) };
+  });
+}
+
 /** Opens a JSON-RPC source: checks the connection, credentials and network. */
 export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSource> {
   const client = rpcClient(url, opts);
@@ -47,7 +61,7 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
   const description = `rpc ${where}`;
 
   const tip = async (): Promise<ChainTip> => {
-    const i = await call<ChainInfo>('getblockchaininfo');
+    const i = await chainInfo(client);
     return { height: i.blocks, hash: i.bestblockhash };
   };
 
@@ -59,14 +73,14 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     warnings,
     call,
     tip,
-    hashAt: (height: number) => call<string>('getblockhash', [height]),
+    hashAt: (height: number) => blockHashAt(client, height),
     async scanWork(height: number, from: number) {
       // The node's cumulative tx count (getchaintxstats 0 <hash>: nChainTx); unknown on nodes without it.
       const txsTo = async (h: number): Promise<number | undefined> => {
         if (h < 0) return 0;
         try {
-          const s = await call<{ txcount?: number }>('getchaintxstats', [0, await call<string>('getblockhash', [h])]);
-          return s.txcount;
+          const s = await call<{ txcount?: unknown } | null>('getchaintxstats', [0, await blockHashAt(client, h)]);
+          return s?.txcount === undefined ? undefined : countIn(where, 'getchaintxstats', 'txcount', s.txcount);
         } catch (e) {
           if (e instanceof RpcError) return undefined;
           throw e;
@@ -78,10 +92,10 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
     mainChain: (height: number, from = 0): AsyncGenerator<SourceBlock> =>
       scanMainChain(client, height, from, { concurrency, maxBlockBatch, batchBytes, description, isClosed: () => closed, tip }),
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {
-      const tips = await call<ChainTipInfo[]>('getchaintips');
+      const tips = chainTips(where, await call('getchaintips'));
       const wanted = new Map<string, number>(); // hash -> height
       for (const t of tips) {
-        if (t.status === 'active' || t.branchlen <= 0) continue;
+        if (t.status === 'active' || t.branchlen === 0) continue;
         const fork = t.height - t.branchlen;
         if (fork >= height) continue;
         let hash = t.hash;
@@ -89,9 +103,9 @@ export async function openRpc(url: string, opts: RpcOptions = {}): Promise<RpcSo
           if (wanted.has(hash)) break;
           wanted.set(hash, h);
           if (h - 1 === fork) break;
-          const hdr = await call<{ previousblockhash?: string; height: number }>('getblockheader', [hash, true]);
-          if (!hdr.previousblockhash) break;
-          hash = hdr.previousblockhash;
+          const hdr = await call<{ previousblockhash?: unknown } | null>('getblockheader', [hash, true]);
+          if (hdr?.previousblockhash === undefined) break;
+          hash = hashIn(where, 'getblockheader', 'previousblockhash', hdr.previousblockhash);
         }
       }
       const list = [...wanted].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));

@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import { HEADER_SIZE } from '../../chain/block.js';
 import { fromDisplayHex, sha256d, toDisplayHex } from '../../chain/hash.js';
 import type { ChainTip, SourceBlock } from '../types.js';
+import { hashIn } from './answers.js';
 import { RpcError, strict, type RpcClient } from './client.js';
 
 export interface ScanOptions {
@@ -35,20 +36,51 @@ export function rawBlock(where: string, hex: unknown, hash: string, method: stri
 }
 
 /**
+ * The hashes delivered, by height from `lo` on (internal byte order), in one buffer that grows as
+ * the scan goes: its size follows the blocks the node actually delivered, not the tip it claims.
+ */
+class DeliveredHashes {
+  private buf: Buffer;
+  constructor(
+    readonly lo: number,
+    expected: number,
+  ) {
+    this.buf = Buffer.alloc(32 * Math.max(1, Math.min(expected, 1 << 16)));
+  }
+  set(height: number, hash: Buffer): void {
+    const at = (height - this.lo) * 32;
+    if (at + 32 > this.buf.length) {
+      const grown = Buffer.alloc(Math.max(this.buf.length * 2, at + 32));
+      this.buf.copy(grown);
+      this.buf = grown;
+    }
+    hash.copy(this.buf, at);
+  }
+  /** The hash at `height` in display order ('?' above the buffer: nothing delivered there). */
+  at(height: number): string {
+    const at = (height - this.lo) * 32;
+    return at + 32 <= this.buf.length ? toDisplayHex(this.buf.subarray(at, at + 32)) : '?';
+  }
+}
+
+/** The node's getblockhash answer at `h`, checked to be a hash; '' when the node has no block there (-8 and the like). */
+async function nodeHashOrNone(client: RpcClient, h: number): Promise<string> {
+  try {
+    return hashIn(client.where, 'getblockhash', 'result', await client.call('getblockhash', [h]));
+  } catch (e) {
+    if (e instanceof RpcError) return '';
+    throw e;
+  }
+}
+
+/**
  * Lowest height in lo..upTo where the node's chain differs from ours (`ours` holds our
  * hashes from `lo` on); -1 when the node agrees at `upTo`. A difference at `lo` itself means
  * the fork is at or below `lo`.
  */
-async function findFork(client: RpcClient, ours: Buffer, lo: number, upTo: number): Promise<{ height: number; theirs: string }> {
-  const nodeHash = async (h: number): Promise<string> => {
-    try {
-      return await client.call<string>('getblockhash', [h]);
-    } catch (e) {
-      if (e instanceof RpcError) return '(none: above the node tip)';
-      throw e;
-    }
-  };
-  const oursAt = (h: number): string => toDisplayHex(ours.subarray(h * 32, h * 32 + 32));
+async function findFork(client: RpcClient, ours: DeliveredHashes, lo: number, upTo: number): Promise<{ height: number; theirs: string }> {
+  const nodeHash = async (h: number): Promise<string> => (await nodeHashOrNone(client, h)) || '(none: above the node tip)';
+  const oursAt = (h: number): string => ours.at(h);
   let hi = upTo;
   let theirs = await nodeHash(hi);
   if (theirs === oursAt(hi)) return { height: -1, theirs };
@@ -65,7 +97,7 @@ async function findFork(client: RpcClient, ours: Buffer, lo: number, upTo: numbe
   return { height: hi, theirs: hi === upTo ? theirs : await nodeHash(hi) };
 }
 
-async function reorgError(client: RpcClient, ours: Buffer, lo: number, upTo: number, detectedAt: number): Promise<Error> {
+async function reorgError(client: RpcClient, ours: DeliveredHashes, lo: number, upTo: number, detectedAt: number): Promise<Error> {
   const where = client.where;
   let fork: { height: number; theirs: string };
   try {
@@ -74,7 +106,7 @@ async function reorgError(client: RpcClient, ours: Buffer, lo: number, upTo: num
     fork = { height: -1, theirs: '?' };
   }
   const h = fork.height >= 0 ? fork.height : detectedAt;
-  const oursHash = fork.height >= 0 ? toDisplayHex(ours.subarray(h * 32, h * 32 + 32)) : '?';
+  const oursHash = fork.height >= 0 ? ours.at(h) : '?';
   const at = fork.height === lo && lo > 0 ? 'at or below' : 'at';
   return new Error(
     `RPC ${where}: the node's chain changed during the scan (reorg) ${at} height ${h}` +
@@ -94,14 +126,14 @@ export async function* scanMainChain(client: RpcClient, height: number, from: nu
   const { where } = client;
   const { concurrency, maxBlockBatch, batchBytes } = opts;
   const limit = pLimit(concurrency);
-  const ours = Buffer.alloc((height + 1) * 32); // our hashes (internal order) from `lo` on
   // The block below `from` anchors the scan: the first block must build on it, and the
   // final re-check (and the fork search) only looks at heights from it up.
   const lo = Math.max(0, from - 1);
+  const ours = new DeliveredHashes(lo, height - lo + 1);
   let prev: Buffer | undefined;
   if (from > 0) {
-    prev = fromDisplayHex(await client.call<string>('getblockhash', [from - 1]));
-    prev.copy(ours, lo * 32);
+    prev = fromDisplayHex(hashIn(where, 'getblockhash', 'result', await client.call('getblockhash', [from - 1])));
+    ours.set(lo, prev);
   }
   let avgSize = 0;
   let sizeSamples = 0;
@@ -112,12 +144,12 @@ export async function* scanMainChain(client: RpcClient, height: number, from: nu
     for (let h = from; h < to; h++) heights.push([h]);
     let hashes: string[];
     try {
-      hashes = strict(await client.batch('getblockhash', heights)) as string[];
+      hashes = strict(await client.batch('getblockhash', heights)).map((r) => hashIn(where, 'getblockhash', 'result', r));
     } catch (e) {
       if (e instanceof RpcError && e.code === -8) {
         const t = await opts.tip().catch(() => undefined);
         throw new Error(
-          `RPC ${where}: heights ${from}–${to - 1} are no longer on the node's chain (tip now ${t ? `height ${t.height}` : 'unknown'}): reorg during the scan; run again`,
+          `RPC ${where}: getblockhash: heights ${from}–${to - 1} are no longer on the node's chain (tip now ${t ? `height ${t.height}` : 'unknown'}): reorg during the scan; run again`,
           { cause: e },
         );
       }
@@ -127,7 +159,7 @@ export async function* scanMainChain(client: RpcClient, height: number, from: nu
     const raws = results.map((r, k) => {
       if (r instanceof RpcError) {
         if (r.code === -1 || /prune/i.test(r.rpcMessage)) {
-          throw new Error(`RPC ${where}: block ${hashes[k]} at height ${from + k} is not available (${r.rpcMessage}): pruned node?`);
+          throw new Error(`RPC ${where}: getblock ${hashes[k]} (height ${from + k}): the block is not available (${r.rpcMessage}): pruned node?`);
         }
         throw new Error(`RPC ${where}: getblock ${hashes[k]} (height ${from + k}) failed: ${r.rpcMessage} (code ${r.code})`);
       }
@@ -162,16 +194,12 @@ export async function* scanMainChain(client: RpcClient, height: number, from: nu
           throw await reorgError(client, ours, lo, h - 1, h - 1);
         }
         prev = sha256d(raw.subarray(0, HEADER_SIZE));
-        prev.copy(ours, h * 32);
+        ours.set(h, prev);
         yield { height: h, hash: chunk.hashes[k]!, raw };
       }
     }
     // Final re-check: the node's block at `height` is still the one we delivered.
-    const now = await client.call<string>('getblockhash', [height]).catch((e: unknown) => {
-      if (e instanceof RpcError) return '';
-      throw e;
-    });
-    if (now !== toDisplayHex(ours.subarray(height * 32, height * 32 + 32))) {
+    if ((await nodeHashOrNone(client, height)) !== ours.at(height)) {
       throw await reorgError(client, ours, lo, height, height);
     }
   } finally {
