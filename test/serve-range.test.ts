@@ -6,7 +6,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideRange, ifRangeAllows } from '../src/serve/range.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { freePort, nodeArgs, REPO } from './helpers.js';
 import { rawRequest, type RawResponse } from './http-raw.js';
@@ -23,6 +25,120 @@ function expectJsonError(r: RawResponse, status: number, what: string): { error:
   expect(typeof doc.error).toBe('string');
   return doc;
 }
+
+describe('decideRange: the Range header of a GET (RFC 9110 §14.1.2, §14.2)', () => {
+  const part = (start: number, end: number) => ({ kind: 'partial', start, end });
+  const WHOLE = { kind: 'whole' };
+  const NONE = { kind: 'unsatisfiable' };
+
+  it("the RFC's examples for a 10000-byte representation", () => {
+    expect(decideRange('bytes=0-499', 10000)).toEqual(part(0, 499)); // the first 500 bytes
+    expect(decideRange('bytes=500-999', 10000)).toEqual(part(500, 999)); // the second 500 bytes
+    expect(decideRange('bytes=-500', 10000)).toEqual(part(9500, 9999)); // the final 500 bytes
+    expect(decideRange('bytes=9500-', 10000)).toEqual(part(9500, 9999));
+    // Several ranges (first and last bytes; first, middle and last 1000; non-canonical spellings): the whole file.
+    for (const r of ['bytes=0-0,-1', 'bytes= 0-999, 4500-5499, -1000', 'bytes=500-600,601-999', 'bytes=500-700,601-999']) expect(decideRange(r, 10000), r).toEqual(WHOLE);
+  });
+
+  it('the observed cases', () => {
+    expect(decideRange('bytes=5-2', 21)).toEqual(WHOLE);
+    expect(decideRange('bytes=-5', 21)).toEqual(part(16, 20));
+    expect(decideRange('bytes=0-0', 21)).toEqual(part(0, 0));
+    expect(decideRange('bytes=abc', 21)).toEqual(WHOLE);
+    expect(decideRange('bytes=-0', 21)).toEqual(NONE);
+    expect(decideRange('items=0-5', 21)).toEqual(WHOLE);
+  });
+
+  it('edges: no header, the end of the file, empty files, huge numbers, empty list elements', () => {
+    expect(decideRange(undefined, 10)).toEqual(WHOLE);
+    expect(decideRange('bytes=9-', 10)).toEqual(part(9, 9));
+    expect(decideRange('bytes=10-', 10)).toEqual(NONE);
+    expect(decideRange('bytes=0-', 0)).toEqual(NONE);
+    expect(decideRange('bytes=-1', 0)).toEqual(WHOLE); // the whole (empty) representation
+    expect(decideRange('bytes=-0', 0)).toEqual(NONE);
+    expect(decideRange(`bytes=0-${'9'.repeat(400)}`, 10)).toEqual(part(0, 9));
+    expect(decideRange(`bytes=${'9'.repeat(400)}-`, 10)).toEqual(NONE);
+    expect(decideRange(`bytes=-${'9'.repeat(400)}`, 10)).toEqual(part(0, 9));
+    expect(decideRange('bytes=0007-0008', 10)).toEqual(part(7, 8));
+    expect(decideRange('Bytes=1-1', 10)).toEqual(part(1, 1));
+    expect(decideRange('bytes=, 1-1 ,\t,', 10)).toEqual(part(1, 1));
+    for (const r of ['bytes=', 'bytes=,', 'bytes', '', '=', 'bytes=1-1,x', 'bytes=1-1,2-1', 'bytes=--1', 'bytes=1--1', 'bytes=-1-', 'bytes =1-1', 'bytes=1 - 1', 'bytes=١-٢'])
+      expect(decideRange(r, 10), JSON.stringify(r)).toEqual(WHOLE);
+    expect(decideRange('bytes=10-,-0', 10)).toEqual(NONE);
+    expect(decideRange('bytes=10-,-1', 10)).toEqual(WHOLE); // one of several satisfiable
+  });
+
+  const size = fc.integer({ min: 0, max: 1_000_000 });
+  const pos = fc.oneof(fc.integer({ min: 0, max: 2_000_000 }), fc.bigInt({ min: 0n, max: 10n ** 30n }));
+
+  it('never throws, and a partial range always lies inside the file (any header text)', () => {
+    const header = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom(...'bytes=-,0123456789 \t'.split('')) }).map((x) => `bytes=${x}`));
+    fc.assert(
+      fc.property(header, size, (h, n) => {
+        const d = decideRange(h, n);
+        if (d.kind === 'partial') return Number.isSafeInteger(d.start) && Number.isSafeInteger(d.end) && 0 <= d.start && d.start <= d.end && d.end < n;
+        return true;
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('first-last: satisfiable when first < size (last clamped), invalid (ignored) when last < first', () => {
+    fc.assert(
+      fc.property(pos, pos, size, (a, b, n) => {
+        const d = decideRange(`bytes=${a}-${b}`, n);
+        const want = BigInt(b) < BigInt(a) ? WHOLE : BigInt(a) >= BigInt(n) ? NONE : part(Number(a), Number(BigInt(b) < BigInt(n - 1) ? b : n - 1));
+        expect(d).toEqual(want);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('suffix -n: the last n bytes (the whole file when shorter); -0 unsatisfiable', () => {
+    fc.assert(
+      fc.property(pos, size, (k, n) => {
+        const d = decideRange(`bytes=-${k}`, n);
+        const want = BigInt(k) === 0n ? NONE : n === 0 ? WHOLE : part(BigInt(k) >= BigInt(n) ? 0 : n - Number(k), n - 1);
+        expect(d).toEqual(want);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('other units are ignored; several satisfiable ranges give the whole file', () => {
+    const unit = fc.string({ minLength: 1, maxLength: 10, unit: fc.constantFrom(...'abcdeiostyBY!#$%&*+.^_|~0123456789'.split('')) }).filter((u) => u.toLowerCase() !== 'bytes');
+    fc.assert(
+      fc.property(unit, pos, pos, size, (u, a, b, n) => {
+        expect(decideRange(`${u}=${a}-${b}`, n)).toEqual(WHOLE);
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 99 }), { minLength: 2, maxLength: 20 }), fc.integer({ min: 100, max: 10_000 }), (starts, n) => {
+        expect(decideRange(`bytes=${starts.map((a) => `${a}-${a + 5}`).join(',')}`, n)).toEqual(WHOLE);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('ifRangeAllows (RFC 9110 §13.1.5)', () => {
+  const lm = 'Fri, 27 Nov 2026 12:00:00 GMT';
+  const mtime = Date.parse(lm);
+  it('absent: the Range applies; a weak ETag never matches; a strong one must be equal', () => {
+    expect(ifRangeAllows(undefined, 'W/"1-2"', lm, mtime, mtime + 5000)).toBe(true);
+    expect(ifRangeAllows('W/"1-2"', 'W/"1-2"', lm, mtime, mtime + 5000)).toBe(false);
+    expect(ifRangeAllows('"1-2"', 'W/"1-2"', lm, mtime, mtime + 5000)).toBe(false);
+    expect(ifRangeAllows('"abc"', '"abc"', lm, mtime, mtime + 5000)).toBe(true);
+    expect(ifRangeAllows('"abd"', '"abc"', lm, mtime, mtime + 5000)).toBe(false);
+  });
+  it('a date: equal to Last-Modified, and that validator strong (a second or more old)', () => {
+    expect(ifRangeAllows(lm, 'W/"1-2"', lm, mtime, mtime + 1000)).toBe(true);
+    expect(ifRangeAllows(lm, 'W/"1-2"', lm, mtime + 300, mtime + 999)).toBe(false);
+    expect(ifRangeAllows('Fri, 27 Nov 2026 12:00:01 GMT', 'W/"1-2"', lm, mtime, mtime + 5000)).toBe(false);
+    expect(ifRangeAllows('garbage', 'W/"1-2"', lm, mtime, mtime + 5000)).toBe(false);
+  });
+});
 
 describe('serve: Range requests (RFC 9110 §14)', () => {
   let t: TestTree;
