@@ -8,7 +8,7 @@
  * must fail. The contract files must be in every built tree, served as JSON, and accepted by
  * `snapshot verify`.
  */
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -207,6 +207,27 @@ describe('API contract: schemas and OpenAPI file', () => {
     const readme = readFileSync(join(DOCS, '..', 'README.md'), 'utf8');
     expect(readme).toContain('docs/api.md');
     for (const ref of ['api-spec.md', 'decisions.md', 'webbtc-api.md']) expect(readme, ref).not.toContain(ref);
+  });
+
+  it('README and docs/*.md link only to files the repository holds and to headings that exist', () => {
+    const repo = join(DOCS, '..');
+    const pages = ['README.md', ...readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
+    const anchors = (md: string) => new Set([...md.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')));
+    const broken: string[] = [];
+    for (const page of pages) {
+      const md = readFileSync(join(repo, page), 'utf8');
+      // Files outside the repository (the shared test data, reference texts) are not for readers.
+      for (const ref of ['../shared', 'static-hosting.md', 'api-spec.md', 'decisions.md', 'webbtc-api.md']) expect(md, `${page}: ${ref}`).not.toContain(ref);
+      for (const [, target] of md.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        const [path, anchor] = target!.split('#') as [string, string | undefined];
+        const file = path === '' ? join(repo, page) : resolve(dirname(join(repo, page)), path);
+        if (!existsSync(file)) broken.push(`${page}: ${target} (no such file)`);
+        else if (anchor !== undefined && !anchors(readFileSync(file, 'utf8')).has(anchor)) broken.push(`${page}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 
   it('contractFiles() is docs/openapi.json and every docs/schemas file, byte for byte', () => {
