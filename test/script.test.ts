@@ -360,20 +360,21 @@ describe.skipIf(!HAVE_FIXTURES)('bitcoin-ruby raw fixtures (.bin + .json pairs)'
     expect(normalizedId(tx)).toBe('393a12b91d5b5e2449f2d27a22ffc0af937c3796a08c8213cc37690b10302e40');
   });
 
-  it('nid re-serializes canonically: the same tx with non-canonical CompactSizes (output count, script length) has the same nid', () => {
+  it('a tx with non-canonical CompactSizes (output count, script length) is refused, as Core refuses it, naming the field and offset', () => {
     const raw = readFileSync(join(FIXTURES, 'rawtx-01.bin'));
     const tx = parseTx(raw);
-    // Rebuild it with the output count as 0xfd ‖ u16 and the first script's length as 0xfd ‖ u16.
+    // Rebuild it with the output count as 0xfd ‖ u16, then with the first script's length as 0xfd ‖ u16.
     const out0 = tx.outputs[0]!.script;
     const outStart = out0.byteOffset - raw.byteOffset - 1 - 8 - 1; // 1-byte script length, value, 1-byte count
     expect(raw[outStart]).toBe(tx.outputs.length);
     const wide = (n: number) => Buffer.from([0xfd, n & 0xff, n >> 8]);
     const value0 = raw.subarray(outStart + 1, outStart + 9);
     const rest = raw.subarray(out0.byteOffset - raw.byteOffset);
-    const odd = Buffer.concat([raw.subarray(0, outStart), wide(tx.outputs.length), value0, wide(out0.length), rest]);
-    const oddTx = parseTx(odd);
-    expect(oddTx.raw.length).toBe(raw.length + 4);
-    expect(normalizedId(oddTx)).toBe('393a12b91d5b5e2449f2d27a22ffc0af937c3796a08c8213cc37690b10302e40');
+    const oddCount = Buffer.concat([raw.subarray(0, outStart), wide(tx.outputs.length), value0, raw.subarray(outStart + 9)]);
+    expect(() => parseTx(oddCount)).toThrow(`output count: non-canonical CompactSize (fd 0${tx.outputs.length}00 encodes ${tx.outputs.length}) at offset ${outStart}`);
+    const oddScript = Buffer.concat([raw.subarray(0, outStart + 9), wide(out0.length), rest]);
+    expect(() => parseTx(oddScript)).toThrow(`scriptPubKey length: non-canonical CompactSize (fd ${out0.length.toString(16).padStart(2, '0')}00 encodes ${out0.length}) at offset ${outStart + 9}`);
+    expect(normalizedId(tx)).toBe('393a12b91d5b5e2449f2d27a22ffc0af937c3796a08c8213cc37690b10302e40');
   });
 });
 

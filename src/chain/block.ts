@@ -75,7 +75,7 @@ export function hasAuxPow(version: number, opts: ParseOptions): boolean {
 }
 
 function readBranch(r: Reader, what: string): Buffer[] {
-  const n = r.count(`${what} length`, 32);
+  const n = r.count(`${what} count`, 32);
   const out: Buffer[] = new Array(n);
   for (let i = 0; i < n; i++) out[i] = r.bytes(32, what);
   return out;
@@ -83,7 +83,14 @@ function readBranch(r: Reader, what: string): Buffer[] {
 
 function readAuxPow(r: Reader): AuxPow {
   const start = r.pos;
-  const coinbaseTx = readTx(r);
+  let coinbaseTx: Tx;
+  try {
+    coinbaseTx = readTx(r);
+  } catch (e) {
+    // Its fields have the names of a block's transactions: say which transaction this is.
+    if (e instanceof ParseError) throw new ParseError(`auxpow coinbase tx: ${e.what}`, e.offset);
+    throw e;
+  }
   const blockHash = r.bytes(32, 'auxpow block hash');
   const coinbaseBranch = readBranch(r, 'auxpow coinbase branch');
   const coinbaseIndex = r.u32('auxpow coinbase index');

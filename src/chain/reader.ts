@@ -1,5 +1,8 @@
 import { ParseError } from './errors.js';
 
+/** Core's MAX_SIZE: the largest CompactSize ReadCompactSize accepts for a size or count (serialize.h). */
+export const MAX_SIZE = 0x02000000;
+
 /**
  * Bounds-checked little-endian cursor over a Buffer. Every read checks the
  * remaining length first, so a bad length can never read past the end or
@@ -51,21 +54,38 @@ export class Reader {
     return v;
   }
 
-  /** Bitcoin CompactSize. Values above 2^53 are rejected as absurd. */
+  /**
+   * Bitcoin CompactSize, read as Core's ReadCompactSize (serialize.h, range check on): only the
+   * shortest encoding of a value, and nothing above MAX_SIZE. A longer encoding would change a
+   * block's bytes and size without changing its hash or merkle root.
+   */
   varint(what = 'varint'): number {
     const at = this.pos;
     const first = this.u8(what);
     if (first < 0xfd) return first;
+    let v: number;
+    let min: number;
     if (first === 0xfd) {
       this.need(2, what);
-      const v = this.buf.readUInt16LE(this.pos);
+      v = this.buf.readUInt16LE(this.pos);
       this.pos += 2;
-      return v;
+      min = 0xfd;
+    } else if (first === 0xfe) {
+      v = this.u32(what);
+      min = 0x10000;
+    } else {
+      // Every canonical 9-byte value (≥ 2^32) is above MAX_SIZE.
+      const big = this.u64(what);
+      if (big >= 0x100000000n) throw new ParseError(`${what}: CompactSize ${big} is above MAX_SIZE ${MAX_SIZE}`, at);
+      v = Number(big);
+      min = 0x100000000;
     }
-    if (first === 0xfe) return this.u32(what);
-    const big = this.u64(what);
-    if (big > BigInt(Number.MAX_SAFE_INTEGER)) throw new ParseError(`${what}: absurd value ${big}`, at);
-    return Number(big);
+    if (v < min) {
+      const tail = this.buf.toString('hex', at + 1, this.pos);
+      throw new ParseError(`${what}: non-canonical CompactSize (${first.toString(16)} ${tail} encodes ${v})`, at);
+    }
+    if (v > MAX_SIZE) throw new ParseError(`${what}: CompactSize ${v} is above MAX_SIZE ${MAX_SIZE}`, at);
+    return v;
   }
 
   /**

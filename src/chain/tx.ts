@@ -82,6 +82,8 @@ export function readTx(r: Reader, knownHash?: Buffer): Tx {
       for (let j = 0; j < nItems; j++) items[j] = r.varBytes('witness item');
       if (nItems > 0) inputs[i]!.witness = items;
     }
+    // Core's "Superfluous witness record": the extended form with only empty stacks is not a tx.
+    if (!inputs.some((i) => i.witness)) throw new ParseError('superfluous witness record: the segwit marker with every witness stack empty', start + 4);
   }
   const lockStart = r.pos;
   const lockTime = r.u32('lock_time');
@@ -167,9 +169,9 @@ export function normalizedId(tx: Tx): string {
 }
 
 /**
- * The output count and outputs in the legacy serialization: a slice of the tx's bytes when they
- * are encoded canonically there (always, in valid blocks: Core rejects other CompactSizes),
- * written out otherwise.
+ * The output count and outputs in the legacy serialization: a slice of the tx's bytes (the parser
+ * accepts canonical CompactSizes only, so they are exactly these bytes), written out for a tx
+ * whose scripts are not slices of its bytes.
  */
 function outputsBytes(tx: Tx): Buffer {
   const n = tx.outputs.length;
