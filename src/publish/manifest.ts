@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { onPath, writeAll } from '../index/io-error.js';
 import { isDeletion, listRuns } from './manifest-rows.js';
 
@@ -20,7 +20,8 @@ class ManifestOut {
   bytes = 0;
 
   constructor(path: string) {
-    this.fd = openSync(path, 'w');
+    // Never through a symlink planted at the path.
+    this.fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666);
   }
 
   /** Copies `buf[start, end)` (whole lines, `lines` of them, listing `bytes`). */
@@ -66,16 +67,29 @@ class LineCursor {
   size = 0;
   done = false;
 
+  /** Lines read so far, and the file offset of `buf[0]` (for errors). */
+  line = 0;
+  private base = 0;
+  /** The previous line's path (strict mode: the order is checked). */
+  private prev: Buffer | undefined;
+
   constructor(
     readonly path: string,
     /** Ordering of cursors on equal paths: the later write wins (-1: the published manifest). */
     readonly log: string,
     readonly seq: number,
     chunk: number,
+    /** Checks every line as the manifest writer makes it (ManifestPaths). */
+    private readonly strict = false,
   ) {
-    this.fd = onPath(path, 'reading', () => openSync(path, 'r'));
+    this.fd = onPath(path, 'reading', () => openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW));
     this.buf = Buffer.allocUnsafe(chunk);
-    this.next();
+    try {
+      this.next();
+    } catch (e) {
+      if (!this.done) this.close();
+      throw e;
+    }
   }
 
   /** Moves to the next line; false at the end. */
@@ -86,11 +100,12 @@ class LineCursor {
       // Keep the partial line, read more (a line longer than the buffer doubles it).
       this.buf.copy(this.buf, 0, at, this.have);
       this.have -= at;
+      this.base += at;
       at = 0;
       if (this.have === this.buf.length) this.buf = Buffer.concat([this.buf, Buffer.alloc(this.buf.length)]);
       const n = onPath(this.path, 'reading', () => readSync(this.fd, this.buf, this.have, this.buf.length - this.have, null));
       if (n === 0) {
-        if (this.have > 0) throw new Error(`${this.path}: the last line has no newline: not a manifest this tool wrote`);
+        if (this.have > 0) this.malformed(at, this.have, 'has no newline at its end');
         this.done = true;
         this.close();
         return false;
@@ -110,11 +125,32 @@ class LineCursor {
     let at = start + 65;
     let size = 0;
     for (let c = buf[at]!; c >= 48 && c <= 57; c = buf[++at]!) size = size * 10 + (c - 48);
-    if (buf[start + 64] !== 32 || buf[at] !== 32 || at === start + 65 || at >= end) {
-      throw new Error(`${this.path}: malformed manifest line "${buf.toString('utf8', start, Math.min(end, start + 200)).trimEnd()}": not a manifest this tool wrote`);
-    }
+    this.line++;
+    if (buf[start + 64] !== 32 || buf[at] !== 32 || at === start + 65 || at >= end) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
     this.size = size;
     this.pathAt = at + 1;
+    if (this.strict) this.check();
+  }
+
+  /** Strict mode: lowercase hex, a size without leading zeros, a safe path after the previous one. */
+  private check(): void {
+    const { buf, start, end, pathAt } = this;
+    for (let i = start; i < start + 64; i++) if (!((buf[i]! >= 48 && buf[i]! <= 57) || (buf[i]! >= 97 && buf[i]! <= 102))) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
+    if (buf[start + 65] === 48 && pathAt - start > 67) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
+    const path = buf.subarray(pathAt, end);
+    if (!safePath(path)) this.malformed(start, end, 'names an unsafe path');
+    if (this.prev !== undefined && Buffer.compare(this.prev, path) >= 0) this.malformed(start, end, 'is not after the line before it (paths are sorted and unique)');
+    this.prev = Buffer.from(path);
+  }
+
+  private malformed(start: number, end: number, why: string): never {
+    const text = JSON.stringify(this.buf.toString('utf8', start, Math.min(end, start + 200)));
+    throw new Error(`${this.path}: line ${this.line} (offset ${this.base + start}) ${why}: ${text}; not a manifest this tool wrote`);
+  }
+
+  /** Compares this line's path with `key` (UTF-8 bytes). */
+  compareKey(key: Buffer): number {
+    return this.buf.compare(key, 0, key.length, this.pathAt, this.end);
   }
 
   /** Compares this line's path with `other`'s (UTF-8 byte order). */
@@ -124,6 +160,58 @@ class LineCursor {
 
   close(): void {
     closeSync(this.fd);
+  }
+}
+
+/** A relative path of whole components: none empty, `.` or `..`, no NUL (UTF-8 bytes). */
+function safePath(p: Buffer): boolean {
+  if (p.length === 0 || p.includes(0)) return false;
+  for (let at = 0; at <= p.length; ) {
+    let slash = p.indexOf(47, at);
+    if (slash < 0) slash = p.length;
+    const n = slash - at;
+    if (n === 0 || (p[at] === 46 && (n === 1 || (n === 2 && p[at + 1] === 46)))) return false;
+    at = slash + 1;
+  }
+  return true;
+}
+
+/**
+ * The paths of a manifest, read strictly (line by line, never whole in memory): every line as
+ * the manifest writer makes it, `<64 lowercase hex> <size> <path>\n`, safe paths in strictly
+ * ascending UTF-8 byte order, at least one line. Throws naming the file, line and offset of the
+ * first line that is not. What the ownership check of a tree (publish.ts) reads.
+ */
+export class ManifestPaths {
+  private readonly cursor: LineCursor;
+
+  constructor(path: string) {
+    this.cursor = new LineCursor(path, '', -1, 1 << 20, true);
+    if (this.cursor.done) throw new Error(`${path}: empty; not a manifest this tool wrote`);
+  }
+
+  get done(): boolean {
+    return this.cursor.done;
+  }
+
+  /** The current path compared with `key` (UTF-8 bytes): < 0 when it sorts before. */
+  compare(key: Buffer): number {
+    return this.cursor.compareKey(key);
+  }
+
+  /** Whether the current path starts with `prefix` (UTF-8 bytes). */
+  startsWith(prefix: Buffer): boolean {
+    const c = this.cursor;
+    return c.end - c.pathAt >= prefix.length && c.buf.compare(prefix, 0, prefix.length, c.pathAt, c.pathAt + prefix.length) === 0;
+  }
+
+  /** Moves to the next path; false at the end. */
+  next(): boolean {
+    return this.cursor.next();
+  }
+
+  close(): void {
+    if (!this.cursor.done) this.cursor.close();
   }
 }
 

@@ -40,10 +40,12 @@ import {
   symlinkSync,
   writeFileSync,
   writeSync,
+  type Dirent,
   type Stats,
 } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
+import { ManifestPaths } from './manifest.js';
 
 /** The marker file in the releases dir and in the state dir. */
 export const MARKER_FILE = '.chain-snapshot';
@@ -86,6 +88,8 @@ function lstatOrUndefined(path: string): Stats | undefined {
 
 export const releasesDir = (outDir: string): string => `${outDir}.releases`;
 export const lockPath = (outDir: string): string => `${outDir}.lock`;
+/** The state dir's lock (the holder's pid): inside it, so every spelling of the path takes the same one. */
+export const STATE_LOCK = '.lock';
 
 function markerText(kind: 'releases' | 'state'): string {
   return JSON.stringify({ tool: 'chain-snapshot', kind, format: MARKER_FORMAT }) + '\n';
@@ -157,30 +161,76 @@ function checkWritable(dir: string, what: string): void {
   }
 }
 
+/** Why a tree is not ours: its first path (in the manifest's order) that is not, and why (a clause). */
+export interface Foreign {
+  path: string;
+  reason: string;
+}
+
 /**
- * The first top-level entry of `dir` that is not part of a snapshot made by this tool (an
- * older version's real directory: every entry is listed in its `_manifest.json`), if any.
+ * The first path below `dir` that is not part of a snapshot made by this tool, if any: a tree is
+ * ours only if its `_manifest.json` reads strictly as one (manifest.ts ManifestPaths) and every
+ * entry on disk is a regular file it lists, or a directory holding such files. One pass: each
+ * directory read once, its entries sorted the way the manifest is (a directory as `name/`), and
+ * compared with the manifest's sorted paths as they stream by. A symlink is never followed.
  */
-function foreignEntry(dir: string): string | undefined {
-  const entries = readdirSync(dir).sort();
-  if (entries.length === 0) return undefined;
-  let listed = new Set<string>();
-  try {
-    const manifest = readFileSync(join(dir, MANIFEST_PATH), 'utf8');
-    listed = new Set([MANIFEST_PATH]);
-    for (let at = 0; at < manifest.length; ) {
-      const end = manifest.indexOf('\n', at);
-      const line = manifest.slice(at, end === -1 ? manifest.length : end);
-      at = end === -1 ? manifest.length : end + 1;
-      // `<sha256> <size> <path>`: the path's first component
-      const path = line.slice(line.indexOf(' ', 65) + 1);
-      const slash = path.indexOf('/');
-      if (path) listed.add(slash === -1 ? path : path.slice(0, slash));
-    }
-  } catch {
-    // no manifest: nothing is ours
+export function foreignPath(dir: string): Foreign | undefined {
+  const top = readdirSync(dir, { withFileTypes: true });
+  if (top.length === 0) return undefined;
+  const manifest = top.find((e) => e.name === MANIFEST_PATH);
+  if (!manifest?.isFile()) {
+    const first = top.map((e) => e.name).sort()[0]!;
+    return { path: first, reason: `it is not empty and holds no snapshot made by chain snapshot (found "${first}")` };
   }
-  return entries.find((e) => !listed.has(e));
+  let paths: ManifestPaths;
+  try {
+    paths = new ManifestPaths(join(dir, MANIFEST_PATH));
+  } catch (e) {
+    return { path: MANIFEST_PATH, reason: `its ${MANIFEST_PATH} is not a manifest made by chain snapshot (${(e as Error).message})` };
+  }
+  const foreign = (path: string, what: string): Foreign => ({ path, reason: `"${path}" ${what}: not made by chain snapshot` });
+  const visit = (rel: string, entries: Dirent[]): Foreign | undefined => {
+    const keys = entries.map((e) => rel + e.name + (e.isDirectory() ? '/' : ''));
+    const order = keys.map((_, i) => i);
+    // UTF-8 byte order: JS strings sort the same unless they hold code units from U+D800 up.
+    if (keys.some((k) => WIDE.test(k))) {
+      const bytes = keys.map((k) => Buffer.from(k));
+      order.sort((a, b) => Buffer.compare(bytes[a]!, bytes[b]!));
+    } else order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    for (const i of order) {
+      const e = entries[i]!;
+      const key = keys[i]!;
+      if (rel === '' && e.name === MANIFEST_PATH) continue;
+      const bytes = Buffer.from(key);
+      while (!paths.done && paths.compare(bytes) < 0) paths.next();
+      const shown = e.isDirectory() ? key.slice(0, -1) : key;
+      if (e.isSymbolicLink()) return foreign(shown, 'is a symbolic link');
+      if (e.isDirectory()) {
+        if (paths.done || !paths.startsWith(bytes)) return foreign(shown, `is a directory that holds nothing its ${MANIFEST_PATH} lists`);
+        const found = visit(key, readdirSync(join(dir, key), { withFileTypes: true }));
+        if (found) return found;
+        continue;
+      }
+      if (paths.done || paths.compare(bytes) !== 0) return foreign(shown, `is not listed in its ${MANIFEST_PATH}`);
+      if (!e.isFile()) return foreign(shown, 'is not a regular file');
+      paths.next();
+    }
+    return undefined;
+  };
+  try {
+    return visit('', top);
+  } finally {
+    paths.close();
+  }
+}
+
+const WIDE = /[\ud800-\uffff]/;
+
+/** Refuses (unless forced) a tree that holds anything not made by this tool (foreignPath). */
+function checkOwned(tree: string, outDir: string, force: boolean): void {
+  if (force) return;
+  const foreign = foreignPath(tree);
+  if (foreign !== undefined) refuse(`refusing to replace ${outDir}: ${foreign.reason}; use --force to replace it`);
 }
 
 function checkOutput(outDir: string, shown: string, force: boolean): void {
@@ -196,6 +246,9 @@ function checkOutput(outDir: string, shown: string, force: boolean): void {
   if (st === undefined || st.isSymbolicLink()) {
     // Absent (or, after following the user's links, our own symlink): only the parent is changed.
     checkWritable(dirname(outDir), `cannot publish ${outDir}`);
+    // Our release is read, linked, kept as the spare or removed: all of it must be ours too.
+    const current = currentRelease(outDir);
+    if (current !== undefined) checkOwned(join(releasesDir(outDir), current), outDir, force);
     return;
   }
   if (!st.isDirectory()) refuse(`--out ${outDir} is a file, not a directory: refusing to replace it`);
@@ -203,15 +256,31 @@ function checkOutput(outDir: string, shown: string, force: boolean): void {
     refuse(`refusing to publish to ${outDir}: it is a mount point, and the build replaces --out with a symlink to its release; use a directory inside it (e.g. --out ${join(outDir, 'site')})`);
   }
   checkWritable(dirname(outDir), `cannot publish ${outDir}`);
-  const foreign = foreignEntry(outDir);
-  if (foreign !== undefined && !force) {
-    refuse(`refusing to replace ${outDir}: it is not empty and holds no snapshot made by chain snapshot (found "${foreign}"); use --force to replace it`);
+  checkOwned(outDir, outDir, force);
+}
+
+/** `path` with its symlinks resolved: the realpath of its nearest existing ancestor, the rest appended. */
+function resolvedPath(path: string): string {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(at) === at) throw e;
+      rest.push(basename(at));
+    }
   }
 }
 
 function checkState(stateDir: string, outDir: string, force: boolean): void {
   const inside = (a: string, b: string) => a === b || a.startsWith(b + sep);
-  if (inside(stateDir, outDir) || inside(outDir, stateDir) || inside(stateDir, releasesDir(outDir))) {
+  // Compared where they really are: a symlink (or a symlinked parent) is no way around it. `out`
+  // itself is our symlink: its parent is resolved, not the link.
+  const state = resolvedPath(stateDir);
+  const out = join(resolvedPath(dirname(outDir)), basename(outDir));
+  const rel = resolvedPath(releasesDir(outDir));
+  if (inside(state, out) || inside(out, state) || inside(state, rel) || inside(rel, state)) {
     refuse(`--state ${stateDir} and --out ${outDir} must not contain each other`);
   }
   if (stateDir === '/') refuse('refusing to use / as --state');
@@ -224,10 +293,10 @@ function checkState(stateDir: string, outDir: string, force: boolean): void {
   if (st === undefined) return checkWritable(stateDir, `cannot create --state ${stateDir}`);
   if (!st.isDirectory()) refuse(`--state ${stateDir} is a file, not a directory: refusing to use it`);
   checkWritable(stateDir, `cannot use --state ${stateDir}`);
-  const ours = new Set<string>([MARKER_FILE, ...STATE_ENTRIES]);
+  const ours = new Set<string>([MARKER_FILE, STATE_LOCK, ...STATE_ENTRIES]);
   const foreign = readdirSync(stateDir)
     .sort()
-    .find((e) => !ours.has(e));
+    .find((e) => !ours.has(e) && !e.startsWith(`${STATE_LOCK}.`));
   if (foreign !== undefined && !force && !existsSync(join(stateDir, MARKER_FILE))) {
     refuse(`refusing to use --state ${stateDir}: it holds files not made by chain snapshot (found "${foreign}"); use --force to use it anyway (only its ${STATE_ENTRIES.join(' and ')} are ever replaced)`);
   }
@@ -276,9 +345,31 @@ function readPid(path: string): number | undefined {
   }
 }
 
-/** Takes `<out>.lock` (created whole with our pid by link(2)); a dead holder's lock is taken over. */
-export function acquireLock(outDir: string): Lock {
-  const path = lockPath(outDir);
+/**
+ * Takes `<out>.lock` and, given the state dir, `<state>/.lock` (each created whole with our pid
+ * by link(2); a dead holder's lock is taken over): one build at a time writes an output, and one
+ * at a time uses an index.
+ */
+export function acquireLock(outDir: string, stateDir?: string): Lock {
+  const out = takeLock(lockPath(outDir), (pid, path) => `another build (pid ${pid}) is writing ${outDir} (lock ${path}); wait for it to finish`);
+  if (stateDir === undefined) return out;
+  let state: Lock;
+  try {
+    state = takeLock(join(stateDir, STATE_LOCK), (pid, path) => `--state ${stateDir} is in use by another build (pid ${pid}, lock ${path}); wait for it to finish, or give this build its own --state`);
+  } catch (e) {
+    out.release();
+    throw e;
+  }
+  return {
+    path: out.path,
+    release: () => {
+      state.release();
+      out.release();
+    },
+  };
+}
+
+function takeLock(path: string, held: (pid: number, path: string) => string): Lock {
   mkdirSync(dirname(path), { recursive: true });
   const mine = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`;
   writeFileSync(mine, `${process.pid}\n`, { flag: 'wx' });
@@ -296,9 +387,7 @@ export function acquireLock(outDir: string): Lock {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       }
       const holder = readPid(path);
-      if (holder !== undefined && pidAlive(holder)) {
-        refuse(`another build (pid ${holder}) is writing ${outDir} (lock ${path}); wait for it to finish`);
-      }
+      if (holder !== undefined && pidAlive(holder)) refuse(held(holder, path));
       // A dead holder: move its lock aside atomically, and put it back if it turns out to be a live one.
       const aside = `${mine}.stale`;
       try {
