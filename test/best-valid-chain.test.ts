@@ -32,7 +32,7 @@ function badMerkle(b: BuiltBlock): BuiltBlock {
 }
 
 interface Fork {
-  /** genesis..258, the valid branch 259..260, the heavy branch 259..262 (fork at 258). */
+  /** genesis..258, the valid branch 259.., the heavy branch 259.. (fork at 258), in creation order. */
   all: BuiltBlock[];
   valid: BuiltBlock[];
   heavy: BuiltBlock[];
@@ -41,11 +41,11 @@ interface Fork {
 }
 
 /**
- * A valid chain to 260 beside a heavier branch from 258 (259..262, more blocks at the same
- * target: more work). Both branches carry payments so their documents differ. The valid branch
- * is built first, the heavy one becomes the builder's best tip.
+ * A valid chain to 260 beside a heavier branch from 258 (259..262 by default: more blocks at the
+ * same target, more work). Both branches carry payments so their documents differ. The valid
+ * branch is built first unless `heavyFirst`; the heavy one is the builder's best tip.
  */
-function forkedChain(heavyLength = 4): Fork {
+function forkedChain(heavyLength = 4, validLength = 2, heavyFirst = false): Fork {
   const cb = new ChainBuilder({ network: NET, seed: 'best-valid' });
   const k = cb.key();
   cb.mine(101);
@@ -62,8 +62,9 @@ function forkedChain(heavyLength = 4): Fork {
     }
     return out;
   };
-  const v = branch(2, 1);
-  const h = branch(heavyLength, 2);
+  const h = heavyFirst ? branch(heavyLength, 2) : [];
+  const v = branch(validLength, 1);
+  if (!heavyFirst) h.push(...branch(heavyLength, 2));
   const chain = cb.build();
   const byHash = new Map(chain.blocks.map((b) => [b.hash, b]));
   const valid = v.map((x) => byHash.get(x.hash)!);
@@ -243,5 +244,53 @@ describe('the best valid chain: an invalid block deeper in the heavy branch (Cor
     const rm = await buildSnapshot({ source: memorySource(NET, mem), outDir: dir('shallow-mem'), height: 260, hosts: HOSTS, skipInvalid: true });
     expect([rm.height, rm.tip]).toEqual([260, fork.valid[1]!.hash]);
     expect((await verifySnapshot(at260)).ok).toBe(true);
+  }, 120_000);
+});
+
+describe('the best valid chain: an invalid block no other branch contests, found during the scan', () => {
+  // The heavy branch (259, 260) is seen first; the other branch's one block at 259 ties with the
+  // heavy 259 but loses the tie, so nothing decides between them before the scan.
+  const fork = forkedChain(2, 1, true);
+
+  it('the scan sets it aside and goes on along the branch chosen again (259 of the other branch)', async () => {
+    const bad = fork.heavy[0]!;
+    const blocks = corrupt(fork.all, bad);
+    const d = blocksDir(blocks);
+    const src = await openBlocksDir(d, NET);
+    expect(src.choice!.decisiveHeights()).toEqual([]); // found by the scan, not before it
+    await src.close();
+    const r = await buildDir(d, dir('scan-tip'), { skipInvalid: true });
+    expect([r.height, r.tip, r.requestedHeight]).toEqual([259, fork.valid[0]!.hash, 260]);
+    expect(r.skippedInvalid.map((s) => [s.hash, s.kind])).toEqual([
+      [bad.hash, 'bad-txnmrklroot'],
+      [fork.heavy[1]!.hash, 'bad-prevblk'],
+    ]);
+    expect(r.warnings.find((w) => w.includes(bad.hash))).toMatch(/the main chain is chosen again by work: to height 259 \(\w+\), forking at height 258/);
+    const at259 = dir('scan-259');
+    const r259 = await buildDir(d, at259, { height: 259, skipInvalid: true });
+    expect([r259.height, r259.tip, r259.requestedHeight]).toEqual([259, fork.valid[0]!.hash, undefined]);
+    const ref = dir('scan-ref');
+    await buildDir(blocksDir(fork.reference), ref, { height: 259 });
+    expectSameTree(at259, ref);
+    // Without --skip-invalid the scan stops at it, as for any invalid main block.
+    const err = await failure(buildDir(d, dir('scan-strict')));
+    expect((err as InvalidBlockError).invalid).toMatchObject({ kind: 'bad-txnmrklroot', hash: bad.hash, height: 259 });
+  }, 120_000);
+});
+
+describe('the best valid chain and incremental builds', () => {
+  const fork = forkedChain();
+  const bad = fork.heavy[0]!;
+
+  it('a tree of the valid chain at 260 is kept, not rolled back, when a heavier invalid branch appears', async () => {
+    const out = dir('inc');
+    await buildDir(blocksDir(fork.reference), out, { height: 260 });
+    const r = await buildDir(blocksDir(corrupt(fork.all, bad)), out, { height: 260, skipInvalid: true });
+    expect(r.mode).toBe('incremental');
+    expect(r.rolledBackTo).toBeUndefined();
+    expect([r.height, r.tip]).toEqual([260, fork.valid[1]!.hash]);
+    const fresh = dir('inc-fresh');
+    await buildDir(blocksDir(fork.reference), fresh, { height: 260 });
+    expectSameTree(out, fresh);
   }, 120_000);
 });
