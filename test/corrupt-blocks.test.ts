@@ -19,6 +19,7 @@ import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
 import { mulberry32 } from './chains.js';
+import { CS_FIELDS, encode, reencode, sitesOf, widths } from './compactsize-sites.js';
 import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, manifestMismatches, namecoinRegtestRecords } from './helpers.js';
 
 interface Rec {
@@ -278,6 +279,26 @@ function truncateRow(chain: Chain, rng: () => number): Row {
   return { name: `truncated ${last} at ${cut} (record #${i})`, chain, files, kind: 'warning', file: last, offset: dataOffset[i]! - 8, tip: chain.recs[i]!.height - 1 };
 }
 
+/**
+ * A CompactSize of one block written longer than needed (Core: "non-canonical ReadCompactSize()"):
+ * the value, the block hash and, for the tx count and AuxPoW branch counts, the merkle root stay
+ * as they were, so only the parser can tell. Malformed, at the CompactSize's absolute offset.
+ */
+function nonCanonicalRow(chain: Chain, field: string, rng: () => number): Row {
+  // From height 1: the genesis block is the chain's own, and has no AuxPoW.
+  const holders = chain.recs.map((r, i) => i).filter((i) => i > 0 && sitesOf(chain.recs[i]!.data, chain.net.auxpow).some((s) => s.field === field));
+  const i = holders[Math.floor(rng() * holders.length)]!;
+  const r = chain.recs[i]!;
+  const sites = sitesOf(r.data, chain.net.auxpow).filter((s) => s.field === field);
+  const site = sites[Math.floor(rng() * sites.length)]!;
+  const ws = widths(site);
+  const w = ws[Math.floor(rng() * ws.length)]!;
+  const datas = chain.recs.map((x) => x.data);
+  datas[i] = reencode(r.data, site, encode(site.value, w));
+  const { bytes, dataOffset } = layout(chain, datas);
+  return { name: `non-canonical ${field} (${site.value} in ${w} bytes): #${i} byte ${site.offset}`, chain, files: bytes, kind: 'malformed', file: r.file, offset: dataOffset[i]! + site.offset };
+}
+
 describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', () => {
   let nb: Chain;
   let nmc: Chain;
@@ -305,6 +326,13 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
     for (let k = 0; k < 20; k++) rows.push(dupTailRow(nmc, dupable[Math.floor(rng() * dupable.length)]!.i));
     for (let k = 0; k < 30; k++) rows.push(cutRow(nb, rng));
     for (let k = 0; k < 10; k++) rows.push(truncateRow(nb, rng));
+    // Every CompactSize site, twice on each chain that has it (a Bitcoin block has no AuxPoW; its blocks here no witness).
+    for (const field of CS_FIELDS) {
+      for (const c of [nb, nmc]) {
+        if (!c.recs.some((r) => sitesOf(r.data, c.net.auxpow).some((s) => s.field === field))) continue;
+        for (let k = 0; k < 2; k++) rows.push(nonCanonicalRow(c, field, rng));
+      }
+    }
   });
   afterAll(async () => {
     console.log(`corrupted-input table: ${JSON.stringify(tally)}`);
@@ -315,6 +343,11 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
     expect(rows.length).toBeGreaterThanOrEqual(200);
     const kinds = new Set(rows.map((r) => r.kind));
     for (const k of ['bad-txnmrklroot', 'malformed', 'high-hash', 'bad-diffbits', 'bad-txns-duplicate', 'bad-auxpow', 'bad-witness-merkle-match', 'warning']) expect(kinds, k).toContain(k);
+    const nonCanonical = rows.filter((r) => r.name.startsWith('non-canonical '));
+    expect(new Set(nonCanonical.map((r) => /^non-canonical (.+) \(/.exec(r.name)![1]))).toEqual(new Set(CS_FIELDS));
+    expect(new Set(nonCanonical.filter((r) => r.chain === nb).map((r) => /^non-canonical (.+) \(/.exec(r.name)![1]))).toEqual(
+      new Set(['tx count', 'input count', 'scriptSig length', 'output count', 'scriptPubKey length']),
+    );
   });
 
   it('every row fails with the expected kind, naming the blk file and the absolute offset (0 silent wrong reads)', async () => {
