@@ -103,3 +103,133 @@ export function keepAliveRequest(agent: http.Agent, base: string, target: string
     req.on('error', reject);
   });
 }
+
+export interface ParsedResponse extends RawResponse {
+  /** The status line and header lines as received. */
+  head: string;
+}
+
+/**
+ * One complete response at the start of `buf` (interim 1xx responses are skipped): the response
+ * and the bytes it used, or undefined when more bytes are needed. `bodiless`: the request was HEAD.
+ * `closed`: the connection has ended, so a response without a length ends here.
+ */
+export function takeResponse(buf: Buffer, bodiless: boolean, closed = false): { res: ParsedResponse; used: number } | undefined {
+  let from = 0;
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n', from);
+    if (end < 0) {
+      if (closed && buf.length > from) throw new Error(`incomplete response head: ${JSON.stringify(buf.subarray(from, from + 200).toString('latin1'))}`);
+      return undefined;
+    }
+    const head = buf.subarray(from, end).toString('latin1');
+    const lines = head.split('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3}) /.exec(lines[0]! + ' ');
+    if (!m) throw new Error(`not a status line: ${JSON.stringify(lines[0])}`);
+    const status = Number(m[1]);
+    const headers: Record<string, string> = {};
+    for (const l of lines.slice(1)) {
+      const i = l.indexOf(':');
+      if (i <= 0) throw new Error(`bad header line ${JSON.stringify(l)}`);
+      const k = l.slice(0, i).trim().toLowerCase();
+      headers[k] = headers[k] === undefined ? l.slice(i + 1).trim() : `${headers[k]}, ${l.slice(i + 1).trim()}`;
+    }
+    const bodyStart = end + 4;
+    if (status >= 100 && status < 200) {
+      from = bodyStart;
+      continue;
+    }
+    const done = (body: Buffer, used: number) => ({ res: { status, headers, body, head }, used });
+    if (bodiless || status === 204 || status === 304) return done(Buffer.alloc(0), bodyStart);
+    if (headers['transfer-encoding'] === 'chunked') {
+      const parts: Buffer[] = [];
+      let pos = bodyStart;
+      for (;;) {
+        const nl = buf.indexOf('\r\n', pos);
+        if (nl < 0) return undefined;
+        const n = parseInt(buf.subarray(pos, nl).toString('latin1'), 16);
+        if (!(n >= 0)) throw new Error('bad chunk size');
+        if (buf.length < nl + 2 + n + 2) return undefined;
+        if (n === 0) return done(Buffer.concat(parts), nl + 4);
+        parts.push(buf.subarray(nl + 2, nl + 2 + n));
+        pos = nl + 2 + n + 2;
+      }
+    }
+    if (headers['content-length'] !== undefined) {
+      const n = Number(headers['content-length']);
+      if (!Number.isSafeInteger(n) || n < 0) throw new Error(`bad Content-Length ${headers['content-length']}`);
+      if (buf.length < bodyStart + n) {
+        if (closed) throw new Error(`body cut short: ${buf.length - bodyStart} of ${n} bytes`);
+        return undefined;
+      }
+      return done(buf.subarray(bodyStart, bodyStart + n), bodyStart + n);
+    }
+    return closed ? done(buf.subarray(bodyStart), buf.length) : undefined;
+  }
+}
+
+/**
+ * A kept-alive raw connection: one request at a time, written exactly as given, its response
+ * parsed with {@link takeResponse}. `closed` once the server (or a timeout) ended it.
+ */
+export class RawConnection {
+  private readonly sock: net.Socket;
+  private buf = Buffer.alloc(0);
+  private waiter: (() => void) | undefined;
+  closed = false;
+  error: Error | undefined;
+  /** Requests sent on this connection. */
+  sent = 0;
+
+  constructor(base: string) {
+    const u = new URL(base);
+    this.sock = net.connect(Number(u.port), u.hostname);
+    this.sock.on('data', (c: Buffer) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, c]) : c;
+      this.waiter?.();
+    });
+    this.sock.on('error', (e) => (this.error = e));
+    this.sock.on('close', () => {
+      this.closed = true;
+      this.waiter?.();
+    });
+  }
+
+  /** Sends `bytes` and resolves with the next response (rejects when none arrives in `timeoutMs`). */
+  request(bytes: Buffer, bodiless: boolean, timeoutMs = 10_000): Promise<ParsedResponse> {
+    this.sent++;
+    this.sock.write(bytes);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error(`no complete response in ${timeoutMs} ms (got ${JSON.stringify(this.buf.subarray(0, 300).toString('latin1'))})`)), timeoutMs);
+      const finish = (err?: Error, res?: ParsedResponse) => {
+        clearTimeout(timer);
+        this.waiter = undefined;
+        if (err) reject(err);
+        else resolve(res!);
+      };
+      const check = () => {
+        try {
+          const got = takeResponse(this.buf, bodiless, this.closed);
+          if (got) {
+            this.buf = this.buf.subarray(got.used);
+            return finish(undefined, got.res);
+          }
+          if (this.closed) finish(new Error(`connection closed before a response${this.error ? ` (${this.error.message})` : ''}`));
+        } catch (e) {
+          finish(e as Error);
+        }
+      };
+      this.waiter = check;
+      check();
+    });
+  }
+
+  /** Bytes received that no request has taken. */
+  get leftover(): Buffer {
+    return this.buf;
+  }
+
+  destroy(): void {
+    this.sock.destroy();
+  }
+}
