@@ -12,7 +12,7 @@ import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseBlock } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
-import type { Network } from '../chain/networks.js';
+import { NETWORKS, type Network } from '../chain/networks.js';
 import { BodyReader, blkFiles } from './blkdir/bodies.js';
 import { HeaderIndex } from './blkdir/headers.js';
 import { FileWindow } from './blkdir/records.js';
@@ -93,14 +93,15 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
   if (files.length === 0) throw new Error(`blocks dir ${dir}: no blk?????.dat files found`);
   if (files.length > 0xffff) throw new Error(`blocks dir ${dir}: too many blk files (${files.length})`);
 
-  let key: Uint8Array | undefined;
+  const xorPath = join(dir, 'xor.dat');
+  let xorRaw: Buffer | undefined;
   try {
-    const raw = await readFile(join(dir, 'xor.dat'));
-    if (raw.length !== 8) throw new Error(`blocks dir ${dir}: xor.dat has ${raw.length} bytes, expected 8`);
-    if (raw.some((b) => b !== 0)) key = new Uint8Array(raw);
+    xorRaw = await readFile(xorPath);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`blocks dir ${dir}: cannot read ${xorPath} (${(e as Error).message})`, { cause: e });
   }
+  if (xorRaw && xorRaw.length !== 8) throw new Error(`blocks dir ${dir}: ${xorPath} has ${xorRaw.length} bytes, expected 8 (Bitcoin Core's blk file obfuscation key): damaged?`);
+  const key = xorRaw?.some((b) => b !== 0) ? new Uint8Array(xorRaw) : undefined;
 
   // Missing numbers in the file sequence (a pruned node deletes from blk00000 up).
   const missingFiles: string[] = [];
@@ -166,7 +167,9 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
 
   if (sel.genesis === -1) {
     if (tree.size === 0) {
-      throw new Error(`${describe}: no blocks with ${network.name} magic ${network.magic} in ${files.length} blk file(s) (wrong --network?)`);
+      await bodies.close();
+      const why = await noMagicReason(files, entries, network, xorPath, xorRaw);
+      throw new Error(`${describe}: no blocks with ${network.name} magic ${network.magic} in ${files.length} blk file(s): ${why}`);
     }
     let msg = `${describe}: the ${network.name} genesis block ${network.genesis} is not in the blk files`;
     if (missingFiles.length > 0) {
@@ -250,6 +253,56 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     (missingFiles.length > 0 ? `; ${describeList(missingFiles)} missing (pruned or incomplete dir)` : '') +
     (sel.orphanCount > 0 ? `; ${sel.orphanCount} block(s) have an unknown parent: ${firstOrphan}` : '');
   return checkedSource(source, { tipName: 'the tip of the chain found', tipNote });
+}
+
+/** The networks whose magic is `magic` (hex), joined by '/'; '' for none. */
+function magicOf(magic: string): string {
+  return Object.values(NETWORKS)
+    .filter((n) => n.magic === magic)
+    .map((n) => n.name)
+    .join('/');
+}
+
+/**
+ * Why no record of the network was found, from the first bytes of the blk files: another
+ * network's magic, or obfuscation that xor.dat does not undo (missing, all zeros, another key,
+ * or a key for files that are not obfuscated). Every blk file starts with a record, so its first
+ * 4 bytes are the magic XORed with the first 4 key bytes.
+ */
+async function noMagicReason(files: BlkFile[], entries: string[], network: Network, xorPath: string, xorRaw: Buffer | undefined): Promise<string> {
+  const starts: string[] = [];
+  for (const f of files.slice(0, 64)) {
+    const buf = Buffer.alloc(4);
+    const fh = await open(f.path, 'r');
+    try {
+      const { bytesRead } = await fh.read(buf, 0, 4, 0);
+      // (an empty or pre-allocated, still all-zero file tells nothing)
+      if (bytesRead === 4 && buf.some((b) => b !== 0)) starts.push(buf.toString('hex'));
+    } finally {
+      await fh.close();
+    }
+  }
+  if (starts.length === 0) return 'the blk files are empty or all zeros';
+  const raw = starts[0]!;
+  const rawNet = magicOf(raw);
+  const key = xorRaw?.some((b) => b !== 0) ? xorRaw : undefined;
+  if (!key) {
+    if (rawNet) return `they start with the ${rawNet} magic ${raw}: wrong --network?`;
+    const same = starts.length > 1 && starts.every((s) => s === raw) ? `each of the ${starts.length} starts with ${raw}` : `they start with ${raw}`;
+    const rev = entries.some((e) => /^rev\d+\.dat$/.test(e)) ? ', in a blocks dir with rev files' : '';
+    const xor = xorRaw
+      ? `${xorPath} holds the all-zero key (no obfuscation): not the xor.dat these blk files were written with?`
+      : `${xorPath} missing? (Bitcoin Core 28+ obfuscates blk files with the key in blocks/xor.dat: copy it with them)`;
+    return `the blk files look obfuscated: ${same}, no known network's magic${rev}: ${xor}`;
+  }
+  const decoded = Buffer.from(raw, 'hex').map((b, i) => b ^ key[i]!);
+  const decodedHex = Buffer.from(decoded).toString('hex');
+  const decodedNet = magicOf(decodedHex);
+  if (decodedNet) return `they start with the ${decodedNet} magic ${decodedHex}: wrong --network?`;
+  if (rawNet) {
+    return `the blk files are not obfuscated (they start with the ${rawNet} magic ${raw}), but ${xorPath} holds the key ${key.toString('hex')}: remove it, or put back the xor.dat written with these blk files`;
+  }
+  return `with the key in ${xorPath} (${key.toString('hex')}) the blk files start with ${decodedHex}, no known network's magic: ${xorPath} damaged, or not the one written with these blk files?`;
 }
 
 function describeList(names: string[]): string {
