@@ -174,7 +174,7 @@ export function takeResponse(buf: Buffer, bodiless: boolean, closed = false): { 
  */
 export class RawConnection {
   private readonly sock: net.Socket;
-  private buf = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
   private waiter: (() => void) | undefined;
   closed = false;
   error: Error | undefined;
