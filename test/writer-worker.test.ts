@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -215,6 +215,59 @@ describe('writer worker (writeBatch)', () => {
     expect(statSync(join(st, 'address/b.json')).ino).toBe(statSync(join(pub, 'address/b.json')).ino);
     expect(readdirSync(join(st, 'address')).sort()).toEqual(['a.json', 'b.json']);
     expect(log.lines()).toEqual([`${sha('new a')} 5 address/a.json`]);
+  });
+
+  it('never writes or deletes through a symlink: at the path (fresh, update, stale), or as a directory on the way; the build fails naming the path', () => {
+    const outside = join(root, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'victim.txt'), 'victim');
+    writeFileSync(join(outside, 'x.json'), 'outside x');
+    const pub = join(root, 'sym-pub');
+    const st = join(root, 'sym-staging');
+    mkdirSync(pub);
+    mkdirSync(st);
+    writeFileSync(join(pub, 'stats.json'), 'published');
+    symlinkSync(join(outside, 'victim.txt'), join(st, 'stats.json'));
+    symlinkSync(outside, join(st, 'dir'));
+    const stale = (): UpdateTarget => ({ published: pub, stale: new Set(['stats.json']) });
+    const cases: [UpdateTarget | undefined, string, string | null][] = [
+      [undefined, 'stats.json', 'new'],
+      [stale(), 'stats.json', 'new'],
+      [undefined, 'dir/x.json', 'new'],
+      [undefined, 'dir/new.json', 'new'],
+      [sameTree(st), 'dir/x.json', 'new'],
+      [sameTree(st), 'dir/x.json', null],
+    ];
+    for (const [update, rel, data] of cases) {
+      const at = { path: '' };
+      expect(() => writeFile(st, update, new Set(), rel, data === null ? null : Buffer.from(data), newRows().rows, at), `${rel} ${update ? 'update' : 'fresh'} ${data}`).toThrow(
+        /symbolic link/,
+      );
+      expect(at.path).toBe(join(st, rel));
+    }
+    expect(readdirSync(outside).sort()).toEqual(['victim.txt', 'x.json']);
+    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim');
+    expect(readFileSync(join(outside, 'x.json'), 'utf8')).toBe('outside x');
+    expect(lstatSync(join(st, 'stats.json')).isSymbolicLink()).toBe(true);
+    // Deleting the path removes the link itself, never what it points to.
+    expect(writeFile(st, stale(), new Set(), 'stats.json', null, newRows().rows, { path: '' })).toBe(DELETED);
+    expect(existsSync(join(st, 'stats.json'))).toBe(false);
+    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim');
+  });
+
+  it('a deletion removes the directories it leaves empty (a tree holds no directory its manifest does not account for), and a thread whose directory was removed by another writes there again', () => {
+    const t = join(root, 'prune');
+    mkdirSync(t);
+    const dirs = new Set<string>();
+    const other = new Set<string>();
+    for (const rel of ['name/d/a.json', 'name/d/b.json', 'name/e.json']) writeFile(t, undefined, dirs, rel, Buffer.from(rel), newRows().rows, { path: '' });
+    writeFile(t, undefined, other, 'name/d/c.json', Buffer.from('c'), newRows().rows, { path: '' }); // `other` knows name/d now
+    for (const rel of ['name/d/a.json', 'name/d/b.json', 'name/d/c.json']) expect(writeFile(t, sameTree(t), dirs, rel, null, newRows().rows, { path: '' })).toBe(DELETED);
+    expect(readdirSync(join(t, 'name'))).toEqual(['e.json']);
+    expect(writeFile(t, sameTree(t), dirs, 'name/e.json', null, newRows().rows, { path: '' })).toBe(DELETED);
+    expect(readdirSync(t)).toEqual([]);
+    expect(writeFile(t, undefined, other, 'name/d/c.json', Buffer.from('c again'), newRows().rows, { path: '' })).toBe(WRITTEN);
+    expect(readFileSync(join(t, 'name/d/c.json'), 'utf8')).toBe('c again');
   });
 
   it("the program's threads start with a small young generation (their nursery would otherwise stay resident at tens of MiB each)", async () => {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { onPath } from '../index/io-error.js';
 import { createStaging, dropSpare, publishedDir, takeSpare } from './publish.js';
+import { ensureDir, pruneEmpty } from './writer-worker.js';
 
 /**
  * Makes `dst` a copy of the tree `src` made of hard links: no file data is
@@ -37,25 +38,27 @@ const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 export function refreshTree(src: string, dst: string, changed: readonly string[], onProgress?: (done: number) => void): { linked: number; unlinked: number } {
   let linked = 0;
   let unlinked = 0;
+  const dirs = new Set<string>();
   changed.forEach((rel, i) => {
     onProgress?.(i);
     const to = join(dst, rel);
-    try {
-      unlinkSync(to);
-      unlinked++;
-    } catch (e) {
-      if (code(e) !== 'ENOENT') throw e;
+    // Nothing through a symlinked directory of the spare (writer-worker.ts ensureDir).
+    const there = ensureDir(dst, dirname(to), dirs, false);
+    if (there) {
+      try {
+        unlinkSync(to);
+        unlinked++;
+      } catch (e) {
+        if (code(e) !== 'ENOENT') throw e;
+      }
     }
-    try {
-      linkSync(join(src, rel), to);
-      linked++;
-    } catch (e) {
-      if (code(e) !== 'ENOENT') throw e;
-      if (!lstatSync(join(src, rel), { throwIfNoEntry: false })) return; // deleted in `src`
-      mkdirSync(dirname(to), { recursive: true });
-      linkSync(join(src, rel), to);
-      linked++;
+    if (!lstatSync(join(src, rel), { throwIfNoEntry: false })) {
+      if (there) pruneEmpty(dst, dirname(to), dirs); // deleted in `src`
+      return;
     }
+    ensureDir(dst, dirname(to), dirs);
+    linkSync(join(src, rel), to);
+    linked++;
   });
   onProgress?.(changed.length);
   return { linked, unlinked };

@@ -9,8 +9,8 @@
  * status; 'seal' writes out its last rows.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, rmdirSync, unlinkSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
 import { writeAll } from '../index/io-error.js';
@@ -141,9 +141,89 @@ function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, 
   return [h.digest(), size];
 }
 
-/** Writes `parts` to a new (or emptied; `wx`: new, else EEXIST) file `path`: writeHashed. */
+const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_EXCL, O_NOFOLLOW } = constants;
+
+/** The error for a symlink met in the tree: never written (or read) through. */
+function symlinkError(path: string, what: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`${path} is a symbolic link: refusing to ${what} through it`);
+  err.code = 'ELOOP';
+  return err;
+}
+
+/** open(2) with O_NOFOLLOW: a symlink at `path` is an error naming it. */
+function openNoFollow(path: string, flags: number, what: string): number {
+  try {
+    return openSync(path, flags | O_NOFOLLOW, 0o666);
+  } catch (e) {
+    throw errCode(e) === 'ELOOP' ? symlinkError(path, what) : e;
+  }
+}
+
+/**
+ * Makes sure `dir` (below `root`, the tree's own directory) is a real directory all the way
+ * down, each missing component created when `create`; a symlink (or a file) on the way is an
+ * error, so nothing below it is ever written or removed. Each directory is checked once per
+ * thread (`dirs`). False when it is absent and not created.
+ */
+export function ensureDir(root: string, dir: string, dirs: Set<string>, create = true): boolean {
+  if (dir === root || dirs.has(dir)) return true;
+  if (!dir.startsWith(root + sep)) throw new Error(`${dir} is not below ${root}`);
+  if (!ensureDir(root, dirname(dir), dirs, create)) return false;
+  let st = lstatSync(dir, { throwIfNoEntry: false });
+  if (st === undefined && create) {
+    try {
+      mkdirSync(dir);
+    } catch (e) {
+      if (errCode(e) !== 'EEXIST') throw e;
+    }
+    st = lstatSync(dir, { throwIfNoEntry: false });
+  }
+  if (st === undefined) return false;
+  if (st.isSymbolicLink()) throw symlinkError(dir, 'write');
+  if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
+  dirs.add(dir);
+  return true;
+}
+
+/** Forgets `dir` and the directories above it (another thread may have removed them). */
+function forgetDir(root: string, dir: string, dirs: Set<string>): void {
+  for (let d = dir; d.startsWith(root + sep); d = dirname(d)) dirs.delete(d);
+}
+
+/**
+ * Removes the directories from `dir` up that a deletion left empty (never `root`): a tree holds
+ * no directory its manifest does not account for (publish.ts foreignPath).
+ */
+export function pruneEmpty(root: string, dir: string, dirs: Set<string>): void {
+  for (let d = dir; d.startsWith(root + sep); d = dirname(d)) {
+    try {
+      rmdirSync(d);
+    } catch {
+      return; // not empty (or gone already)
+    }
+    dirs.delete(d);
+  }
+}
+
+/**
+ * Runs `f`, which writes in `dir`, after {@link ensureDir}; again when it fails with ENOENT: the
+ * directory was removed meanwhile by another thread's {@link pruneEmpty}.
+ */
+function inDir<T>(root: string, dir: string, dirs: Set<string>, f: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    ensureDir(root, dir, dirs);
+    try {
+      return f();
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT' || attempt >= 3) throw e;
+      forgetDir(root, dir, dirs);
+    }
+  }
+}
+
+/** Writes `parts` to a new (or emptied; `wx`: new, else EEXIST) file `path`: writeHashed. Never through a symlink. */
 function createHashed(path: string, parts: Iterable<Uint8Array>, flags: 'w' | 'wx' = 'w'): [digest: Buffer, size: number] {
-  const fd = openSync(path, flags);
+  const fd = openNoFollow(path, O_WRONLY | O_CREAT | (flags === 'wx' ? O_EXCL : O_TRUNC), 'write');
   try {
     return writeHashed(fd, parts);
   } finally {
@@ -158,7 +238,7 @@ function createHashed(path: string, parts: Iterable<Uint8Array>, flags: 'w' | 'w
 function overwriteHashed(path: string, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_WRONLY);
+    fd = openNoFollow(path, O_WRONLY, 'write');
   } catch (e) {
     if (errCode(e) === 'ENOENT') return undefined;
     throw e;
@@ -175,11 +255,17 @@ function overwriteHashed(path: string, parts: Iterable<Uint8Array>): [digest: Bu
 
 /** The bytes of the file at `path`, undefined when there is none (a previous version, in update mode). */
 export function readIfAny(path: string): Buffer | undefined {
+  let fd: number;
   try {
-    return readFileSync(path);
+    fd = openNoFollow(path, O_RDONLY, 'read');
   } catch (e) {
     if (errCode(e) !== 'ENOENT') throw e;
     return undefined;
+  }
+  try {
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -203,28 +289,27 @@ export function writeFile(
   known?: Buffer | null,
 ): number {
   const path = (at.path = join(root, rel));
+  const dir = dirname(path);
   const stale = update?.stale.delete(rel) === true;
   if (data === null) {
     rows.deleted(rel);
-    if (stale) {
-      // The staging copy is not the published file: the status is the published tree's.
-      rmSync(path, { force: true });
-      return lstatSync(join(update!.published, rel), { throwIfNoEntry: false }) ? DELETED : ABSENT;
-    }
+    let removed = false;
     try {
-      rmSync(path);
+      // The link itself when it is one (never what it points to); nothing through a symlinked directory.
+      if (ensureDir(root, dir, dirs, false)) {
+        rmSync(path);
+        removed = true;
+      }
     } catch (e) {
       if (errCode(e) !== 'ENOENT') throw e;
-      return ABSENT;
     }
-    return DELETED;
+    if (removed) pruneEmpty(root, dir, dirs);
+    // A stale copy is not the published file: the status is the published tree's.
+    if (stale) return lstatSync(join(update!.published, rel), { throwIfNoEntry: false }) ? DELETED : ABSENT;
+    return removed ? DELETED : ABSENT;
   }
   const parts: Iterable<Uint8Array> = data instanceof Uint8Array ? [data] : data;
-  const dir = dirname(path);
-  if (!dirs.has(dir)) {
-    mkdirSync(dir, { recursive: true });
-    dirs.add(dir);
-  }
+  ensureDir(root, dir, dirs);
   let written: [digest: Buffer, size: number] | undefined;
   if (update) {
     const published = join(update.published, rel);
@@ -234,7 +319,7 @@ export function writeFile(
     if (old && sameBytes(old, list)) {
       if (stale) {
         rmSync(path, { force: true });
-        linkSync(published, path);
+        inDir(root, dir, dirs, () => linkSync(published, path));
       }
       return UNCHANGED;
     }
@@ -252,10 +337,11 @@ export function writeFile(
       } catch (e) {
         if (errCode(e) !== 'ENOENT') throw e;
       }
-      written = createHashed(path, list, 'wx');
+      written = inDir(root, dir, dirs, () => createHashed(path, list, 'wx'));
     }
   } else {
-    written = createHashed(path, parts);
+    // Tried again only when the open fails, before any part is taken (a generator's are taken once).
+    written = inDir(root, dir, dirs, () => createHashed(path, parts));
   }
   rows.written(rel, written[1], written[0], 0);
   return WRITTEN;
