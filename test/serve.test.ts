@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +137,43 @@ describe('snapshot serve', () => {
       expect(two.endsWith(want.toString('latin1'))).toBe(true);
     } finally {
       await s2.close();
+    }
+  });
+
+  it('a client gone mid-file (reset while the server streams): the file is closed and the server keeps answering', async () => {
+    const t2 = await writeTestTree({ hosts: [] });
+    const big = join(t2.dir, `block/${t2.blocks[0]}.hex`);
+    writeFileSync(big, Buffer.alloc(16 * 1024 * 1024, 0x61));
+    const s2 = await startServer({ dir: t2.dir, port: 0 });
+    // This process's descriptors open on the big file (Linux /proc).
+    const openOnBig = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === big;
+      } catch {
+        return false;
+      }
+    }).length;
+    const waitFor = async (what: string, cond: () => boolean) => {
+      for (const until = Date.now() + 10_000; !cond(); await new Promise((r) => setTimeout(r, 20))) if (Date.now() > until) throw new Error(`timed out waiting: ${what}`);
+    };
+    try {
+      for (const extra of ['', 'Range: bytes=100-\r\n']) {
+        const u = new URL(s2.url);
+        const sock = net.connect(Number(u.port), u.hostname);
+        sock.on('error', () => undefined);
+        const first = new Promise((r) => sock.once('data', r));
+        sock.write(`GET /block/${t2.blocks[0]}.hex HTTP/1.1\r\nHost: x\r\n${extra}\r\n`);
+        await first;
+        sock.pause(); // the server's writes back up while the file is open
+        await waitFor('the file open while streaming', () => openOnBig() === 1);
+        sock.resetAndDestroy();
+        await waitFor('the file closed after the reset', () => openOnBig() === 0);
+        const r = await rawRequest(s2.url, `/tx/${t2.txids[0]}.json`);
+        expect(r.status, extra).toBe(200);
+      }
+    } finally {
+      await s2.close();
+      rmSync(t2.dir, { recursive: true, force: true });
     }
   });
 
