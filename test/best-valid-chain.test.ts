@@ -180,6 +180,8 @@ describe('the best valid chain: the heavy branch’s first block is invalid', ()
     expect((err as InvalidBlockError).invalid).toMatchObject({ kind: 'bad-txnmrklroot', hash: bad.hash, height: 259 });
     const head = `${placeOf(blocks, bad.hash)}: block ${bad.hash} at height 259 is invalid: bad-txnmrklroot: `;
     expect(err.message.slice(0, head.length)).toBe(head);
+    // …and the chain the build would take without it and the 3 blocks built on it.
+    expect(err.message).toContain(`without it and the 3 block(s) built on it the chain with the most work ends at height 260 (${fork.valid[1]!.hash})`);
   }, 120_000);
 
   it('the CLI: exit 1 naming the block without --skip-invalid; with it exit 0 at height 260', () => {

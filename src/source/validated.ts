@@ -158,7 +158,7 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
       if (!skip) {
         const before = await source.tip();
         const r = choice.invalidate(sb.hash);
-        bad.message += `; it is on the branch with the most work, to ${tipText(before)}; without it${r.failed > 1 ? ` and the ${r.failed - 1} block(s) built on it` : ''} the chain with the most work ends at ${tipText(r.tip)}: --skip-invalid builds the best valid chain`;
+        bad.message += `; it is on the main chain the source chose by work, to ${tipText(before)}; without it${r.failed > 1 ? ` and the ${r.failed - 1} block(s) built on it` : ''} the chain with the most work ends at ${tipText(r.tip)}: --skip-invalid builds the best valid chain`;
         throw new InvalidBlockError(bad);
       }
       chooseWithout(bad);
