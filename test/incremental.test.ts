@@ -88,9 +88,12 @@ describe('incremental builds equal full builds', () => {
     expect(r1.fullReason).toMatch(/no index/);
     const r2 = await build(sc.after, out, sc.n, { pretty: true });
     expect(r2.fullReason).toMatch(/options changed/);
-    // A tree that changed behind the index's back.
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(out, MANIFEST_PATH), manifest(out) + 'x');
+    // A tree that changed behind the index's back (still one of ours: a file gone with its manifest line).
+    const { unlinkSync, writeFileSync } = await import('node:fs');
+    const lines = manifest(out).split('\n');
+    const gone = lines.findIndex((l) => l.endsWith('.hex') && l.includes(' tx/'));
+    unlinkSync(join(out, lines[gone]!.split(' ')[2]!));
+    writeFileSync(join(out, MANIFEST_PATH), lines.filter((_, i) => i !== gone).join('\n'));
     const r3 = await build(sc.after, out, sc.n, { pretty: true });
     expect(r3.fullReason).toMatch(/not the one the index describes/);
     // Another chain (same network, different genesis successors): the first block differs.
