@@ -14,8 +14,10 @@ import {
   spenderValue,
   txLocationValue,
   u32le,
+  snapshotValue,
+  undoneValue,
   type HeightRecord,
-  type IndexMeta,
+  type MetaRow,
 } from '../src/index/rows.js';
 import { STORE_FORMAT } from '../src/index/store.js';
 import type { Counters } from '../src/index/stats.js';
@@ -80,24 +82,26 @@ describe('index row codecs', () => {
   });
 
   it('meta rows round-trip and tell their format before decoding; an older (msgpack) meta is recognised as another format', () => {
-    const meta: IndexMeta = {
+    const meta: MetaRow = {
       format: STORE_FORMAT,
       network: 'namecoin',
       genesis: '000000000062b72c5e2ceb45fbc8587e807c155b0da735e6483dfba2f0a9c770',
       options: JSON.stringify({ pretty: false, cap: 10000, hosts: ['netlify'], out: '/srv/ünïcode' }),
       tip: -1,
-      generation: 'dirty',
       totals: counters(3),
       addresses: 204_600,
-      capped: ['N1', 'N2'],
-      offchain: [],
       duplicates: [{ txid: 'e3bf3d07d4b0375638d5f1db5255fe07ba2c4cb067cd81b84ee974b6585fb468', height: 91880 }],
     };
     const enc = metaValue.encode(meta);
     expect(metaValue.decode(enc)).toEqual(meta);
     expect(metaValue.formatOf(enc)).toBe(STORE_FORMAT);
-    const tipped = { ...meta, tip: 722000, generation: 'a'.repeat(64), capped: [], duplicates: [] };
+    const tipped = { ...meta, tip: 722000, duplicates: [] };
     expect(metaValue.decode(metaValue.encode(tipped))).toEqual(tipped);
+    // The published snapshot and a block of it undone (its spill offset beyond 4 GiB, its work beyond 2^64).
+    const snapshot = { generation: 'a'.repeat(64), height: 722000, hash: 'b'.repeat(64), capped: ['N1', 'N2'], offchain: [] };
+    expect(snapshotValue.decode(snapshotValue.encode(snapshot))).toEqual(snapshot);
+    const undone = { height: 722000, hash: 'c'.repeat(64), offset: 2 ** 40 + 3, length: 1_000_000, time: 1_700_000_000, work: (2n ** 90n).toString() };
+    expect(undoneValue.decode(undoneValue.encode(undone))).toEqual(undone);
     // Format 4 stored meta as msgpack: a map whose first byte is a fixmap (0x8a for its 10 fields).
     expect(metaValue.formatOf(Buffer.from([0x8a, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74, 0x04]))).toBe(0);
     expect(() => metaValue.decode(enc.subarray(0, enc.length - 1))).toThrow(/ends at byte/);

@@ -387,8 +387,23 @@ export const offChainValue: Codec<OffChainRecord> = {
   },
 };
 
-/** What the index remembers about the snapshot it was last published with (the meta table). */
-export interface IndexMeta {
+/** A snapshot published from the index (or being published): what the next build starts from. */
+export interface PublishedSnapshot {
+  /** sha256 of its `_manifest.json`. */
+  generation: string;
+  height: number;
+  /** Its tip's hash. */
+  hash: string;
+  /** Its capped addresses and off-chain blocks: documents a later build may have to replace. */
+  capped: string[];
+  offchain: string[];
+}
+
+/** A main-chain block the index undid, and where its bytes still are (to apply it again). */
+export type UndoneBlock = { height: number } & Omit<HeightRecord, 'delta'>;
+
+/** The meta row: the state of the index's rows, committed in the same transaction as they are. */
+export interface MetaRow {
   format: number;
   network: string;
   genesis: string;
@@ -396,13 +411,9 @@ export interface IndexMeta {
   options: string;
   /** Height of the indexed tip (-1: empty). */
   tip: number;
-  /** sha256 of the published `_manifest.json`, or 'dirty' while a build is changing the index. */
-  generation: string;
   totals: Counters;
   /** Addresses paid by at least one main-chain output (stats.json's `addrs`). */
   addresses: number;
-  capped: string[];
-  offchain: string[];
   duplicates: { txid: string; height: number }[];
 }
 
@@ -411,21 +422,17 @@ const META_MAGIC = Buffer.from('csix', 'latin1');
 
 /**
  * meta value (key `'meta'`): 'csix' ‖ u32 format ‖ str network, genesis, options ‖ u32 tip + 1 ‖
- * str generation ‖ Counters totals ‖ u32 addresses ‖ string lists capped, offchain (u32 count ‖ str*) ‖
- * duplicates (u32 count ‖ (str txid ‖ u32 height)*). Strings are u32 length ‖ UTF-8.
- * `formatOf` reads just the format, so an index of another layout is recognised before decoding.
+ * Counters totals ‖ u32 addresses ‖ duplicates (u32 count ‖ (str txid ‖ u32 height)*). Strings
+ * are u32 length ‖ UTF-8. `formatOf` reads just the format, so an index of another layout is
+ * recognised before decoding.
  */
-export const metaValue: Codec<IndexMeta> & { formatOf(b: Buffer): number } = {
+export const metaValue: Codec<MetaRow> & { formatOf(b: Buffer): number } = {
   encode(m) {
     const w = new RowWriter();
     w.u8(META_MAGIC[0]!).u8(META_MAGIC[1]!).u8(META_MAGIC[2]!).u8(META_MAGIC[3]!);
-    w.u32(m.format).str(m.network).str(m.genesis).str(m.options).u32(m.tip + 1).str(m.generation);
+    w.u32(m.format).str(m.network).str(m.genesis).str(m.options).u32(m.tip + 1);
     writeCounters(w, m.totals);
     w.u32(m.addresses);
-    for (const list of [m.capped, m.offchain]) {
-      w.u32(list.length);
-      for (const s of list) w.str(s);
-    }
     w.u32(m.duplicates.length);
     for (const d of m.duplicates) w.str(d.txid).u32(d.height);
     return w.done();
@@ -433,12 +440,46 @@ export const metaValue: Codec<IndexMeta> & { formatOf(b: Buffer): number } = {
   decode(b) {
     const r = new RowReader(b);
     r.at = 4;
-    const m = { format: r.u32(), network: r.str(), genesis: r.str(), options: r.str(), tip: r.u32() - 1, generation: r.str(), totals: readCounters(r), addresses: r.u32() };
-    const [capped, offchain] = [0, 1].map(() => Array.from({ length: r.u32() }, () => r.str())) as [string[], string[]];
+    const m = { format: r.u32(), network: r.str(), genesis: r.str(), options: r.str(), tip: r.u32() - 1, totals: readCounters(r), addresses: r.u32() };
     const duplicates = Array.from({ length: r.u32() }, () => ({ txid: r.str(), height: r.u32() }));
     r.end();
-    return { ...m, capped, offchain, duplicates };
+    return { ...m, duplicates };
   },
-  /** The layout's format number; 0 for a value of another layout (an index older than typed meta rows). */
   formatOf: (b) => (b.length >= 8 && b.subarray(0, 4).equals(META_MAGIC) ? b.readUInt32LE(4) : 0),
+};
+
+/**
+ * published and pending values (keys `'published'`, `'pending'`): str generation ‖ u32 height ‖
+ * str hash ‖ string lists capped, offchain (u32 count ‖ str*).
+ */
+export const snapshotValue: Codec<PublishedSnapshot> = {
+  encode(s) {
+    const w = new RowWriter();
+    w.str(s.generation).u32(s.height).str(s.hash);
+    for (const list of [s.capped, s.offchain]) {
+      w.u32(list.length);
+      for (const x of list) w.str(x);
+    }
+    return w.done();
+  },
+  decode(b) {
+    const r = new RowReader(b);
+    const s = { generation: r.str(), height: r.u32(), hash: r.str() };
+    const [capped, offchain] = [0, 1].map(() => Array.from({ length: r.u32() }, () => r.str())) as [string[], string[]];
+    r.end();
+    return { ...s, capped, offchain };
+  },
+};
+
+/** undone values (keys `'undone/'` ‖ height in 10 decimal digits): u32 height ‖ str hash ‖ u64 offset ‖ u32 length ‖ u32 time ‖ str work. */
+export const undoneValue: Codec<UndoneBlock> = {
+  encode(u) {
+    return new RowWriter().u32(u.height).str(u.hash).u64(u.offset).u32(u.length).u32(u.time).str(u.work).done();
+  },
+  decode(b) {
+    const r = new RowReader(b);
+    const u = { height: r.u32(), hash: r.str(), offset: r.u64(), length: r.u32(), time: r.u32(), work: r.str() };
+    r.end();
+    return u;
+  },
 };

@@ -6,7 +6,7 @@ import { heightValue, type HeightRecord, type OffChainRecord } from './rows.js';
 export type { HeightRecord, OffChainRecord };
 
 /** Bumped whenever the layout below changes: an index of another format means a full build. */
-export const STORE_FORMAT = 7;
+export const STORE_FORMAT = 8;
 
 /**
  * The persistent index (LMDB) beside the output: everything that needs

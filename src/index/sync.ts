@@ -1,5 +1,5 @@
 import { scriptAddress } from '../chain/address.js';
-import type { Block } from '../chain/block.js';
+import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { isCoinbaseInput, type Tx } from '../chain/tx.js';
 import { isNamecoin } from '../chain/networks.js';
@@ -7,7 +7,7 @@ import { blockWork } from '../chain/work.js';
 import type { ValidatedSource } from '../source/validated.js';
 import { BlockApplier, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
 import type { ChainIndex } from './query.js';
-import type { IndexMeta } from './state.js';
+import { forgetUndone, saveMeta, saveUndone, type IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
 import { addDelta } from './stats.js';
 import { IndexWriteThread } from './write-thread.js';
@@ -84,6 +84,90 @@ function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
   for (const n of fx.names) changes.names.add(n);
 }
 
+/**
+ * Undoes the index's tip block together with the meta row, in one transaction. A block of the
+ * published snapshot is recorded as undone in it too: a build killed after this brings the index
+ * back to the published snapshot by applying it again (restorePublished).
+ */
+function undoTip(index: ChainIndex, meta: IndexMeta, namecoin: boolean, resolve: PrevoutResolver | undefined): { block: Block; hash: string; fx: BlockEffects } {
+  const { store, net } = index;
+  const h = meta.tip;
+  const rec = index.heightRecord(h);
+  if (!rec) throw new Error(`index: no block at height ${h}`);
+  const { block, hash } = index.blockAt(h);
+  const p = meta.published;
+  const undone = p !== null && h <= p.height && (meta.undone.length === 0 || h < meta.undone[0]!.height) ? { height: h, hash, offset: rec.offset, length: rec.length, time: rec.time, work: rec.work } : undefined;
+  const fx = store.root.transactionSync(() => {
+    const fx = undoBlock(store, net, namecoin, block, h, resolve);
+    addDelta(meta.totals, fx.delta, -1);
+    meta.addresses += fx.addressesChange;
+    meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
+    meta.tip = h - 1;
+    if (undone) saveUndone(store, undone);
+    saveMeta(store, meta);
+    return fx;
+  });
+  if (undone) meta.undone.unshift(undone);
+  return { block, hash, fx };
+}
+
+/** Adds applied blocks' figures to the meta row (meta.tip follows). */
+function addApplied(meta: IndexMeta, blocks: readonly BlockToApply[], effects: readonly BlockEffects[]): void {
+  blocks.forEach(({ height }, i) => {
+    const fx = effects[i]!;
+    addDelta(meta.totals, fx.delta, 1);
+    meta.addresses += fx.addressesChange;
+    if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height });
+    meta.tip = height;
+  });
+}
+
+/**
+ * Brings the index back to the snapshot it was published with, after a build that was killed
+ * once it had changed the index: the blocks above the published chain's part it kept are undone,
+ * then the published blocks it undid are applied again from the spill (their bytes stay there),
+ * each step in one transaction with the meta row. Throws when the index cannot get there (the
+ * spill or a row does not hold what the meta says): a damaged index. Returns the blocks undone
+ * and applied again.
+ */
+export function restorePublished(index: ChainIndex, meta: IndexMeta): { undone: number; applied: number } {
+  const p = meta.published;
+  if (!p) throw new Error('the index was never published');
+  const { store, net } = index;
+  const namecoin = isNamecoin(net);
+  const keep = meta.undone.length > 0 ? meta.undone[0]!.height - 1 : p.height;
+  const last = meta.undone.at(-1);
+  if (last && (last.height !== p.height || meta.undone.some((u, i) => u.height !== keep + 1 + i))) {
+    throw new Error(`its undone blocks (heights ${meta.undone.map((u) => u.height).join(', ')}) do not reach the published tip ${p.height}`);
+  }
+  let undone = 0;
+  while (meta.tip > keep) {
+    undoTip(index, meta, namecoin, undefined);
+    undone++;
+  }
+  if (meta.tip !== keep) throw new Error(`its tip ${meta.tip} is below height ${keep}, where the published chain's undone blocks start`);
+  const applier = new BlockApplier(store, net, namecoin);
+  let applied = 0;
+  while (meta.undone.length > 0) {
+    const u = meta.undone[0]!;
+    const block = parseBlock(index.spill.read(u), { auxpow: net.auxpow });
+    if (block.header.id !== u.hash) throw new Error(`the block spill at offset ${u.offset} holds block ${block.header.id}, not ${u.hash} (height ${u.height})`);
+    const { height, ...record } = u;
+    const blocks = [{ block, height, record }];
+    store.root.transactionSync(() => {
+      addApplied(meta, blocks, applier.apply(blocks));
+      forgetUndone(store, height);
+      saveMeta(store, meta);
+    });
+    meta.undone.shift();
+    applied++;
+  }
+  if (meta.tip !== p.height || index.hashAt(p.height) !== p.hash) {
+    throw new Error(`it holds block ${index.hashAt(p.height) ?? 'none'} at height ${p.height}, not the published snapshot's tip ${p.hash}`);
+  }
+  return { undone, applied };
+}
+
 /** The highest height (≤ `height`) where the index and the source agree; -1: none. */
 export async function findFork(source: ValidatedSource, index: ChainIndex, meta: IndexMeta, height: number): Promise<number> {
   let fork = Math.min(meta.tip, height);
@@ -94,8 +178,9 @@ export async function findFork(source: ValidatedSource, index: ChainIndex, meta:
 /**
  * Brings the index to the source's chain at `height`: undoes the blocks above `fork`, applies
  * the source's blocks above it, records the off-chain blocks. `meta` (tip, totals, duplicates)
- * follows. With `full` false, also collects which documents change. `onBlock` sees each
- * main-chain block applied, in order (a full build writes its raw files meanwhile).
+ * follows, committed with each undo and, applied in place (incremental), with each batch. With
+ * `full` false, also collects which documents change. `onBlock` sees each main-chain block
+ * applied, in order (a full build writes its raw files meanwhile).
  */
 export async function syncIndex(
   source: ValidatedSource,
@@ -115,25 +200,22 @@ export async function syncIndex(
   const resolve = full ? undefined : prevoutResolver(index);
 
   if (fork < meta.tip) progress.begin('rollback');
-  for (let h = meta.tip; h > fork; h--) {
-    const { block, hash } = index.blockAt(h);
-    const fx = undoBlock(store, net, namecoin, block, h, resolve);
-    addDelta(meta.totals, fx.delta, -1);
-    meta.addresses += fx.addressesChange;
+  const top = meta.tip;
+  while (meta.tip > fork) {
+    const h = meta.tip;
+    const { block, hash, fx } = undoTip(index, meta, namecoin, resolve);
     recordEffects(changes, fx);
     changes?.removedBlocks.add(hash);
     for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
-    meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
-    progress.update(meta.tip - h + 1, meta.tip - fork, 'blocks');
+    progress.update(top - h + 1, top - fork, 'blocks');
   }
-  meta.tip = fork;
 
   // A full build hands each batch's rows to the index write thread (the other core) and goes on
   // with the next batch while it commits; an incremental one applies in place, because its
   // prevout resolver reads the txs of the batch back through the index.
   const writer = full ? IndexWriteThread.start(store.dir) : undefined;
   try {
-    await scanMainChain(source, index, meta, fork, height, changes, resolve, new BlockApplier(store, net, namecoin, writer), progress, onBlock);
+    await scanMainChain(source, index, meta, fork, height, changes, resolve, new BlockApplier(store, net, namecoin, writer), !full, progress, onBlock);
   } finally {
     await writer?.close();
   }
@@ -166,6 +248,7 @@ async function scanMainChain(
   changes: Changes | undefined,
   resolve: PrevoutResolver | undefined,
   applier: BlockApplier,
+  persist: boolean,
   progress: SyncProgress,
   onBlock?: (block: Block, hash: string) => void | Promise<void>,
 ): Promise<void> {
@@ -181,16 +264,20 @@ async function scanMainChain(
   let batchBytes = 0;
   const { spill } = index;
   const applyBatch = async () => {
-    const effects = applier.apply(batch, resolve);
+    // Applied in place (incremental), the meta row is committed with the batch's rows: a kill leaves a consistent index.
+    const effects = persist
+      ? index.store.root.transactionSync(() => {
+          const effects = applier.apply(batch, resolve);
+          addApplied(meta, batch, effects);
+          saveMeta(index.store, meta);
+          return effects;
+        })
+      : applier.apply(batch, resolve);
+    if (!persist) addApplied(meta, batch, effects);
     batch.forEach(({ height, record }, i) => {
-      const fx = effects[i]!;
-      addDelta(meta.totals, fx.delta, 1);
-      meta.addresses += fx.addressesChange;
-      recordEffects(changes, fx);
+      recordEffects(changes, effects[i]!);
       changes?.heights.add(height);
       changes?.appliedBlocks.add(record.hash);
-      if (fx.duplicate) meta.duplicates.push({ txid: fx.duplicate, height });
-      meta.tip = height;
     });
     batch = [];
     batchBytes = 0;

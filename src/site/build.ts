@@ -4,9 +4,9 @@ import { isNamecoin } from '../chain/networks.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ioError } from '../index/io-error.js';
 import { ChainIndex } from '../index/query.js';
-import { openIndex, saveMeta } from '../index/state.js';
+import { markPublished, openIndex, savePending } from '../index/state.js';
 import { isStoreError } from '../index/store.js';
-import { findFork, snapshotHeight, syncIndex } from '../index/sync.js';
+import { findFork, restorePublished, snapshotHeight, syncIndex } from '../index/sync.js';
 import { writeAddresses } from '../pipeline/addresses.js';
 import { writeOffChain, writeRawFiles, writeTxsAndBlocks } from '../pipeline/blocks.js';
 import type { StageContext } from '../pipeline/context.js';
@@ -101,6 +101,16 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
     genesisOfSource: () => source.hashAt(0),
     clear: () => clearStateDir(stateDir),
     note: (line) => progress.note(line),
+    // A build killed after changing the index: back to the published snapshot, from where this one goes on.
+    restore: (store, meta) => {
+      const spill = new BlocksSpill(join(stateDir, 'blocks.spill'));
+      try {
+        const { undone, applied } = restorePublished(new ChainIndex(store, spill, net), meta);
+        if (undone + applied > 0) progress.note(`resuming from the published snapshot (height ${meta.tip}): ${undone} blocks of an unfinished build undone, ${applied} applied again`);
+      } finally {
+        spill.close();
+      }
+    },
   });
   const full = fullReason !== undefined;
 
@@ -160,9 +170,10 @@ async function buildLocked(opts: BuildOptions, { outDir, stateDir }: Targets): P
 
     await opts.beforePublish?.();
     checkTargets(opts.outDir, opts.stateDir, opts.force); // nothing foreign appeared meanwhile
+    // Recorded before the swap: a kill after it leaves the index to adopt this snapshot, one before it to go back to the published one.
+    savePending(store, meta, { generation: manifest.sha256, height, hash: tipHash, capped: meta.capped, offchain: meta.offchain });
     await publish(writer.root, outDir, opts.onPublishStep, changed); // keeps the replaced release as the spare
-    meta.generation = manifest.sha256;
-    saveMeta(store, meta);
+    markPublished(store, meta);
     return {
       network: net.name,
       height,
