@@ -57,6 +57,7 @@ describe('a killed build leaves the previous out/ intact', () => {
   it('the next build recovers without manual steps and leaves nothing behind', async () => {
     const r = await buildSnapshot({ source: demoSource(), outDir: out });
     expect(r.height).toBe(150);
+    expect({ mode: r.mode, fullReason: r.fullReason }).toEqual({ mode: 'incremental', fullReason: undefined }); // from the published snapshot at 120
     expect(manifestMismatches(out)).toEqual([]);
     expect(readdirSync(dir).sort()).toEqual(['out', 'out.releases', 'out.state']);
   });
