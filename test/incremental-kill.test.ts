@@ -129,6 +129,16 @@ describe('SIGKILL during incremental builds (with a reorg): the next run resumes
     },
   );
 
+  it('killed twice (in the scan, then the next run halfway through its rollback): the third run still resumes incrementally', async () => {
+    restore();
+    await killIncrementalChildAt(out, SEED, sc.n, 'scan@half');
+    await killIncrementalChildAt(out, SEED, sc.n, 'rollback@half'); // it passes its rollback again: it went back to the published snapshot first
+    expect(manifestOf(out)).toBe(oldManifest);
+    const r = await buildSnapshot({ source: memorySource(NET, sc.after), outDir: out, height: sc.n, hosts: HOSTS });
+    expect({ mode: r.mode, fullReason: r.fullReason, rolledBackTo: r.rolledBackTo }).toEqual({ mode: 'incremental', fullReason: undefined, rolledBackTo: sc.m - sc.reorgDepth });
+    expect(treeBytes(out)).toEqual(freshTree);
+  });
+
   it('killed after the scan with its block spill cut short: the index cannot be brought back, so the next run is a full build that says why', async () => {
     restore();
     await killIncrementalChildAt(out, SEED, sc.n, 'names');
