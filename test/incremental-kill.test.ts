@@ -139,6 +139,15 @@ describe('SIGKILL during incremental builds (with a reorg): the next run resumes
     expect(treeBytes(out)).toEqual(freshTree);
   });
 
+  it('a first (full) build killed after its swap: the next run adopts its index and goes on incrementally', async () => {
+    const first = join(root, 'first', 'out');
+    await killIncrementalChildAt(first, SEED, sc.n, 'swapped');
+    expect(manifestOf(first)).toBe(newManifest);
+    const r = await buildSnapshot({ source: memorySource(NET, sc.after), outDir: first, height: sc.n, hosts: HOSTS });
+    expect({ mode: r.mode, fullReason: r.fullReason, written: r.written }).toEqual({ mode: 'incremental', fullReason: undefined, written: 0 });
+    expect(treeBytes(first)).toEqual(freshTree);
+  });
+
   it('killed after the scan with its block spill cut short: the index cannot be brought back, so the next run is a full build that says why', async () => {
     restore();
     await killIncrementalChildAt(out, SEED, sc.n, 'names');

@@ -87,10 +87,16 @@ export function forgetUndone(store: Store, height: number): void {
   store.meta.removeSync(undoneKey(height));
 }
 
-/** Records the snapshot about to be published (before the swap). */
+/**
+ * Records the snapshot about to be published (before the swap), with the meta row: a full build's
+ * scan commits its rows on the write thread, and its figures only now.
+ */
 export function savePending(store: Store, meta: IndexMeta, pending: PublishedSnapshot): void {
+  store.root.transactionSync(() => {
+    saveMeta(store, meta);
+    store.meta.putSync('pending', snapshotValue.encode(pending));
+  });
   meta.pending = pending;
-  store.meta.putSync('pending', snapshotValue.encode(pending));
 }
 
 /** The pending snapshot is the published one now: the index describes it as it is (one transaction). */
