@@ -30,6 +30,13 @@ const SUFFIX_RANGE = /^-([0-9]+)$/;
 /** OWS around list elements (RFC 9110 §5.6.1). */
 const OWS = /^[ \t]+|[ \t]+$/g;
 
+/** a < b for decimal digit strings of any length (Number() would round long ones to equal values). */
+function digitsLess(a: string, b: string): boolean {
+  a = a.replace(/^0+/, '');
+  b = b.replace(/^0+/, '');
+  return a.length !== b.length ? a.length < b.length : a < b;
+}
+
 /**
  * What to send for `range` (the Range header's value; undefined when absent) of a file of `size`
  * bytes. Digit strings of any length are accepted: a huge first-pos is past the end, a huge
@@ -48,9 +55,9 @@ export function decideRange(range: string | undefined, size: number): RangeDecis
     let d: RangeDecision;
     const int = INT_RANGE.exec(spec);
     if (int) {
+      if (int[2] !== '' && digitsLess(int[2]!, int[1]!)) return WHOLE; // invalid (§14.1.2)
       const start = Number(int[1]);
       const last = int[2] === '' ? Infinity : Number(int[2]);
-      if (last < start) return WHOLE; // invalid (§14.1.2)
       d = start < size ? { kind: 'partial', start, end: Math.min(last, size - 1) } : UNSATISFIABLE;
     } else {
       const suffix = SUFFIX_RANGE.exec(spec);
