@@ -1,6 +1,6 @@
 // npm run bench:build [-- --tx 200000 --runs 3 --scale 4 --dir /dev/shm --profile real|bench]
 // Builds a builder-made Namecoin regtest chain (real-world profile unless --profile bench:
-// see bench/chain.ts and the README) through the blocks-dir source and
+// see bench/chain.ts and docs/benchmarks.md) through the blocks-dir source and
 // compares it with a plain writer that writes the same files (same paths and
 // bytes) with no chain work, `--runs` times (build and plain writer alternate, so both see
 // the same machine), printing min/median/max of each and of the ratio. Each measured run is

@@ -1,6 +1,6 @@
 // npm run bench:incremental [-- --tx 200000 --percent 1 --runs 3 --dir /dev/shm --profile real|bench]
 // Builds a builder-made Namecoin regtest chain (blocks dir; real-world profile unless
-// --profile bench: see bench/chain.ts and the README) up to (100 − p)% of
+// --profile bench: see bench/chain.ts and docs/benchmarks.md) up to (100 − p)% of
 // its blocks (a full build one block below, then one incremental block: the steady state of a
 // scheduled job, with a spare release), then extends it to the tip: time and files written by
 // the incremental run compared with a full build at the tip, `--runs` times (min/median/max).

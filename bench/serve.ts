@@ -12,7 +12,7 @@
  *   BENCH_SECONDS (default 10)        BENCH_CONNECTIONS (default 32)
  *   BENCH_PIPELINE (default 1: one request in flight per connection; >1 pipelines)
  *   BENCH_MAX_REQUESTS (default 2e6)  BENCH_DIR (serve an existing tree instead of the demo)
- *   BENCH_NO_CACHE=1 (server without its in-memory file cache: every file through sirv)
+ *   BENCH_NO_CACHE=1 (server without its in-memory file cache: every file read from disk)
  *   BENCH_SERVER_NODE_ARGS (extra node flags for the server process, e.g. --cpu-prof)
  */
 import { fork } from 'node:child_process';

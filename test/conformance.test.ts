@@ -4,7 +4,7 @@
  * case, hostile raw targets) with expected status, content type, cache policy and body, run
  * against
  *   (a) the node server (`snapshot serve`; also compared header for header with the server
- *       running without its file cache, i.e. everything through sirv),
+ *       running without its file cache, i.e. every file read from disk),
  *   (b) real nginx with the generated config (proxying what it cannot answer to (a)),
  *   (c) the generated Netlify Edge Function and Cloudflare worker, in-process,
  *   (d) the same glue in the real runtimes: the Cloudflare worker in workerd with `env.ASSETS`
@@ -511,7 +511,7 @@ for (const [suiteIndex, suite] of SUITES.entries()) {
       });
     });
 
-    it('(a) node server without the cache (sirv only) sends the same headers and bytes', async () => {
+    it('(a) node server without the cache (every file from disk) sends the same headers and bytes', async () => {
       const plain = await startServer({ dir: t.dir, port: 0, cache: false });
       try {
         const strip = (r: RawResponse) => ({ status: r.status, headers: Object.entries(r.headers).filter(([k]) => k !== 'date'), body: r.body.toString('latin1') });

@@ -20,7 +20,7 @@ import { sha256, toHex } from '../src/contract/sha256.js';
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const long = Buffer.alloc(255, 'a');
 
-// static-hosting.md §8.4 examples, plus the edge cases of rules 1 and 6.
+// The name path examples of docs/api.md ("Sending a name"), plus edge cases of its rules.
 const EXAMPLES: [Buffer, string][] = [
   [Buffer.from('d/bitcoin'), 'd/bitcoin'],
   [Buffer.from('id/Alice'), 'id/Alice'],

@@ -72,7 +72,7 @@ describe.skipIf(!HAVE)('real Namecoin Core regtest node: blocks: build compared 
     checks++;
     if (!isDeepStrictEqual(got, want)) diffs.push(`${where}: got ${JSON.stringify(got, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))?.slice(0, 300)}, node ${JSON.stringify(want, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))?.slice(0, 300)}`);
   };
-  /** A documented exception (README, API section): counted, not a difference. */
+  /** A documented exception (docs/api.md, "Checked against a real node"): counted, not a difference. */
   const exception = (why: string): void => {
     exceptions.set(why, (exceptions.get(why) ?? 0) + 1);
   };
@@ -234,7 +234,7 @@ describe.skipIf(!HAVE)('real Namecoin Core regtest node: blocks: build compared 
         const key = p2pkKey(o.scriptPubKey.hex);
         if (o.scriptPubKey.address !== undefined) eq(`${ao} address`, dout.address, o.scriptPubKey.address);
         else if (key) {
-          // README (API): P2PK outputs are shown under the key's P2PKH address; the node gives none.
+          // docs/api.md ("Checked against a real node"): P2PK outputs are shown under the key's P2PKH address; the node gives none.
           eq(`${ao} address (P2PK → P2PKH of the key)`, dout.address, p2pkhOfKey(key));
           exception('P2PK output shown under the P2PKH address of its key (node: no address)');
         } else eq(`${ao} no address`, dout.address, undefined);

@@ -45,7 +45,7 @@ export interface GenerateOptions {
    * - `real`: a real-world shape (see {@link RealWorldShape}): a growing address population with
    *   heavy-tailed reuse and exchange-like hubs, ~2.5 inputs and outputs per tx with hub
    *   consolidations and batch payouts of hundreds, blocks growing from nearly empty to
-   *   `txPerBlock`, name rate 4%. The benchmarks' default (README, Benchmarks).
+   *   `txPerBlock`, name rate 4%. The benchmarks' default (docs/benchmarks.md, "Chain profiles").
    */
   profile?: ChainProfile;
   /** Parameters of the `real` profile (defaults: {@link REAL_WORLD_DEFAULTS}). */

@@ -4,7 +4,7 @@
  * to them) and the generated host configs. Dependency-free (only relative imports of pure
  * modules) so the router can ship it unchanged to edge runtimes.
  *
- * Layout (static-hosting.md §10.2, flat profile):
+ * Layout (docs/operations.md, "Output tree"):
  *   stats.json, tx/<txid>.json|.bin|.hex, block/<hash>.json|.bin|.hex, address/<a>.json,
  *   name/<enc>.json (base document), v/<key>/name/<enc>.json (the other 63 query variants),
  *   errors/{tx,block,address,name,default}.json, 404.html, _site.json, _manifest.json.
@@ -12,7 +12,7 @@
 import { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
 
 // ---------------------------------------------------------------------------------------------
-// Name → path encoding (static-hosting.md §8.4): the pure part lives in name-path.ts, which the
+// Name → path encoding (docs/api.md, "Sending a name"): the pure part lives in name-path.ts, which the
 // browsing UI bundles too.
 
 export { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
@@ -36,7 +36,7 @@ export function isCanonicalNamePath(p: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Name query variants (static-hosting.md §10.2)
+// Name query variants (docs/api.md, "Name")
 
 /** The `with_*` flags, in variant-key order. */
 export const WITH_FLAGS = ['block', 'height', 'mrkl_branch', 'rawtx', 'tx_idx'] as const;

@@ -1,5 +1,5 @@
 /**
- * Name → path encoding (static-hosting.md §8.4): the canonical file path of a name below
+ * Name → path encoding (docs/api.md, "Sending a name"): the canonical file path of a name below
  * `name/`. Pure and dependency-free (no Buffer, no node: imports) so that the router, the
  * edge-runtime bundles and the browsing UI in the browser all run this one implementation.
  */

@@ -1,6 +1,6 @@
 /** The names list (`names.json`) in the browsing UI (no DOM): examples and the index filter. */
 
-/** One entry of names.json (see the README, "Output tree"). */
+/** One entry of names.json (see docs/api.md, "Name list"). */
 export interface NameEntry {
   name: string;
   path: string;
