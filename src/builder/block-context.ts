@@ -10,7 +10,6 @@ import {
   NAME_AMOUNT,
   NAMECOIN_TX_VERSION,
   refKey,
-  type ChainBuilder,
   type Coin,
   type InputSpec,
   type NameEntry,
@@ -22,7 +21,8 @@ import {
   type OutRef,
   type TxHandle,
   type TxSpec,
-} from './chain.js';
+} from './types.js';
+import type { ChainBuilder } from './chain.js';
 import { locks, nameCommitment, unlock, type Lock } from './scripts.js';
 import { serializeTx, type SerializedTx, type TxData, type TxInData } from './serialize.js';
 
