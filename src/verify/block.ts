@@ -1,9 +1,14 @@
 /** Checks of `block/<hash>.json` against its raw bytes and the main chain. */
-import { parseBlock, type Block } from '../chain/block.js';
+import { parseBlock, type AuxPow, type Block, type BlockHeader } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
+import { txMerkleLevels } from '../chain/merkle.js';
 import { validateBlock } from '../chain/validate.js';
 import { blockPath, txPath } from '../contract/layout.js';
-import { type Obj, HEX64, isObj, arr, same, type Verifier } from './verifier.js';
+import { checkTxFields } from './tx.js';
+import { type Obj, HEX64, isObj, arr, same, shown, type Verifier } from './verifier.js';
+
+/** The keys of a block document (render/block.ts blockObject), in order; aux_pow and next_block when there is one. */
+const BLOCK_KEYS = ['hash', 'ver', 'prev_block', 'mrkl_root', 'time', 'bits', 'nonce', 'n_tx', 'size', 'tx', 'mrkl_tree', 'aux_pow', 'next_block'];
 
 export function checkBlock(ver: Verifier, rel: string, hash: string, doc: unknown): void {
   if (!HEX64.test(hash)) {
@@ -38,14 +43,71 @@ export function checkBlock(ver: Verifier, rel: string, hash: string, doc: unknow
   const invalid = validateBlock(block, ver.net, height);
   if (invalid) ver.problem(binRel, `is an invalid block: ${invalid.kind}: ${invalid.detail}`);
   if (height === undefined && doc.hash !== hash) ver.problem(rel, `hash field is ${String(doc.hash)}`);
-  if (doc.prev_block !== toDisplayHex(block.header.prevHash)) ver.problem(rel, `prev_block ${String(doc.prev_block)} differs from the .bin header`);
+  checkBlockFields(ver, rel, doc, block);
+  if (height !== undefined) checkMainBlockTxs(ver, rel, hash, height, block, arr(doc.tx));
+}
+
+/**
+ * Every field of the block document that the block's bytes determine: the header fields, n_tx,
+ * size, mrkl_tree, aux_pow, and each embedded tx by the tx checks of tx.ts (next_in aside: the
+ * links are checked from the /tx documents, which the main-chain block's entries equal).
+ */
+function checkBlockFields(ver: Verifier, rel: string, doc: Obj, block: Block): void {
+  const keys = Object.keys(doc);
+  const want = BLOCK_KEYS.filter((k) => (k === 'aux_pow' ? block.auxpow !== undefined : k !== 'next_block' || doc.next_block !== undefined));
+  if (keys.join() !== want.join()) ver.problem(rel, `has the fields ${keys.join(', ')}, not ${want.join(', ')}`);
+  checkHeader(ver, rel, '', doc, block.header);
   if (doc.n_tx !== block.txs.length) ver.problem(rel, `n_tx is ${String(doc.n_tx)}, the .bin holds ${block.txs.length} transactions`);
+  if (doc.size !== block.raw.length) ver.problem(rel, `size is ${String(doc.size)}, the .bin has ${block.raw.length} bytes`);
+  const levels = txMerkleLevels(block.txs); // built by validateBlock
+  const tree = levels ? levels.flatMap((l) => l.map(toDisplayHex)) : [null];
+  if (!same(doc.mrkl_tree, tree)) ver.problem(rel, 'mrkl_tree differs from the merkle tree of the .bin\'s txids');
+  if (block.auxpow) {
+    if (isObj(doc.aux_pow)) checkAuxPow(ver, rel, doc.aux_pow, block.auxpow);
+    else ver.problem(rel, 'aux_pow is not an object, the .bin has an AuxPoW');
+  }
   const docTxs = arr(doc.tx);
+  if (docTxs.length !== block.txs.length) ver.problem(rel, `tx holds ${docTxs.length} entries, the .bin ${block.txs.length} transactions`);
   block.txs.forEach((tx, i) => {
     const d = docTxs[i];
     if (!isObj(d) || d.hash !== tx.txid) ver.problem(rel, `tx[${i}] is not ${tx.txid}`);
+    else checkTxFields(ver, rel, `tx[${i}].`, d, tx, true);
   });
-  if (height !== undefined) checkMainBlockTxs(ver, rel, hash, height, block, docTxs);
+}
+
+/** Header fields (ver, prev_block, mrkl_root, time, bits, nonce; hash where `at` is a nested header's). */
+function checkHeader(ver: Verifier, rel: string, at: string, doc: Obj, h: BlockHeader): void {
+  const want: [string, unknown][] = [
+    ['ver', h.version],
+    ['prev_block', toDisplayHex(h.prevHash)],
+    ['mrkl_root', toDisplayHex(h.merkleRoot)],
+    ['time', h.time],
+    ['bits', h.bits],
+    ['nonce', h.nonce],
+  ];
+  if (at !== '') want.unshift(['hash', h.id]);
+  for (const [k, v] of want) if (doc[k] !== v) ver.problem(rel, `${at}${k} is ${shown(doc[k])}, the .bin header says ${shown(v)}`);
+}
+
+function checkAuxPow(ver: Verifier, rel: string, doc: Obj, aux: AuxPow): void {
+  const field = (k: string, want: unknown) => {
+    if (!same(doc[k], want)) ver.problem(rel, `aux_pow.${k} is ${shown(doc[k])}, the .bin says ${shown(want)}`);
+  };
+  if (isObj(doc.coinbase_tx)) checkTxFields(ver, rel, 'aux_pow.coinbase_tx.', doc.coinbase_tx, aux.coinbaseTx, false);
+  else ver.problem(rel, 'aux_pow.coinbase_tx is not an object');
+  field('block_hash', aux.blockHash.toString('hex'));
+  field('coinbase_branch', aux.coinbaseBranch.map(toDisplayHex));
+  field('coinbase_index', aux.coinbaseIndex);
+  field('chain_branch', aux.chainBranch.map(toDisplayHex));
+  field('chain_index', aux.chainIndex);
+  const parent = doc.parent_block;
+  if (!isObj(parent)) {
+    ver.problem(rel, 'aux_pow.parent_block is not an object');
+    return;
+  }
+  checkHeader(ver, rel, 'aux_pow.parent_block.', parent, aux.parentHeader);
+  // The parent block is shown as its header alone.
+  if (parent.n_tx !== 0 || parent.size !== 80 || !same(parent.tx, []) || !same(parent.mrkl_tree, [])) ver.problem(rel, 'aux_pow.parent_block is not {header fields, n_tx: 0, size: 80, tx: [], mrkl_tree: []}');
 }
 
 /** Every tx of a main-chain block has its three /tx files, the same bytes, and the same document. */

@@ -1,5 +1,5 @@
 /** Phases 2 and 3: the manifest line by line (size, sha256, dispatch by kind) and the tree against it. */
-import { createReadStream } from 'node:fs';
+import { createReadStream, lstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { sha256 } from '../chain/hash.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
@@ -7,9 +7,15 @@ import { checkAddress } from './address.js';
 import { checkBlock } from './block.js';
 import { checkName, checkNameVariant } from './name.js';
 import { checkTx } from './tx.js';
-import { isObj, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
+import { OTHER_PROBLEM, SYMLINK_PROBLEM, isObj, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
 
 export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
+  // Streamed, not read whole: a symlink or FIFO in its place is refused first.
+  const st = lstatSync(ver.abs(MANIFEST_PATH), { throwIfNoEntry: false });
+  if (st && !st.isFile()) {
+    ver.missingProblem(MANIFEST_PATH, st.isSymbolicLink() ? SYMLINK_PROBLEM : OTHER_PROBLEM);
+    return { canonical: false };
+  }
   const total = await countLines(ver.abs(MANIFEST_PATH));
   if (total === undefined) {
     ver.problem(MANIFEST_PATH, 'is missing');
@@ -57,7 +63,7 @@ export function checkFile(ver: Verifier, rel: string, sha: string, size: number)
   if (buf.length !== size) ver.problem(rel, `size ${buf.length} differs from the manifest (${size})`);
   else if (sha256(buf).toString('hex') !== sha) ver.problem(rel, 'sha256 differs from the manifest');
   if (!rel.endsWith('.json')) {
-    checkSibling(ver, rel);
+    if (checkSibling(ver, rel)) ver.keep(rel, buf);
     return;
   }
   ver.counts.jsonFiles++;
@@ -80,10 +86,13 @@ export function checkFile(ver: Verifier, rel: string, sha: string, size: number)
   }
 }
 
-/** tx/<id>.bin|.hex and block/<h>.bin|.hex come with their .json. */
-export function checkSibling(ver: Verifier, rel: string): void {
+/** tx/<id>.bin|.hex and block/<h>.bin|.hex come with their .json; true when this is such a file and its .json is there (to check it against). */
+export function checkSibling(ver: Verifier, rel: string): boolean {
   const m = /^(tx|block)\/([^/]+)\.(bin|hex)$/.exec(rel);
-  if (m && !ver.exists(`${m[1]}/${m[2]}.json`)) ver.problem(rel, `has no ${m[1]}/${m[2]}.json beside it`);
+  if (!m) return false;
+  if (ver.exists(`${m[1]}/${m[2]}.json`)) return true;
+  ver.problem(rel, `has no ${m[1]}/${m[2]}.json beside it`);
+  return false;
 }
 
 export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
@@ -91,7 +100,13 @@ export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
   // all exist, so the tree holds no stray file iff it holds exactly as many files.
   const total = ver.presentEntries;
   let files = 0;
-  walk(ver.dir, '', (rel) => {
+  walk(ver.dir, '', (rel, kind) => {
+    // A listed symlink was reported when the manifest phase read it; this names the rest
+    // (symlinked directories, unlisted ones, FIFOs, sockets, devices).
+    if (kind !== 'file') {
+      ver.missingProblem(rel, kind === 'symlink' ? SYMLINK_PROBLEM : OTHER_PROBLEM);
+      return;
+    }
     if (rel === MANIFEST_PATH) return;
     files++;
     if (files % 5000 === 0) ver.onProgress?.('tree', files, total);
@@ -101,8 +116,9 @@ export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
   if (canonical && files === ver.presentEntries) return;
   // Slow path (only for a broken tree or manifest): hold the listed paths.
   const listed = new Set<string>();
-  const lines = createInterface({ input: createReadStream(ver.abs(MANIFEST_PATH)), crlfDelay: Infinity });
   try {
+    if (!lstatSync(ver.abs(MANIFEST_PATH)).isFile()) throw new Error('not a regular file');
+    const lines = createInterface({ input: createReadStream(ver.abs(MANIFEST_PATH)), crlfDelay: Infinity });
     for await (const line of lines) {
       const m = /^[0-9a-f]{64} \d+ (.+)$/.exec(line);
       if (!m) continue;
@@ -110,9 +126,9 @@ export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
       listed.add(m[1]!);
     }
   } catch {
-    // no manifest: every file is stray
+    // no usable manifest: every file is stray
   }
-  walk(ver.dir, '', (rel) => {
-    if (rel !== MANIFEST_PATH && !listed.has(rel)) ver.problem(rel, 'is not listed in the manifest');
+  walk(ver.dir, '', (rel, kind) => {
+    if (kind === 'file' && rel !== MANIFEST_PATH && !listed.has(rel)) ver.problem(rel, 'is not listed in the manifest');
   });
 }

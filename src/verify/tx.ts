@@ -1,9 +1,11 @@
 /** Checks of `tx/<txid>.json` and its links (`prev_out` / `next_in`) against `.bin`/`.hex`. */
 import { formatValue } from '../chain/amount.js';
 import { toDisplayHex } from '../chain/hash.js';
-import { parseTx } from '../chain/tx.js';
+import { scriptAddress } from '../chain/address.js';
+import { scriptToAsm } from '../chain/script.js';
+import { isCoinbaseInput, normalizedId, parseTx, type Tx } from '../chain/tx.js';
 import { txPath } from '../contract/layout.js';
-import { type Obj, HEX64, ZERO_HASH, COINBASE_N, isObj, arr, outpoint, type Verifier } from './verifier.js';
+import { type Obj, HEX64, ZERO_HASH, COINBASE_N, isObj, arr, outpoint, same, shown, type Verifier } from './verifier.js';
 
 export function checkTx(ver: Verifier, rel: string, txid: string, doc: unknown): void {
   ver.counts.txs++;
@@ -28,18 +30,7 @@ export function checkTx(ver: Verifier, rel: string, txid: string, doc: unknown):
     }
     if (tx) {
       if (tx.txid !== txid) ver.problem(txPath(txid, 'bin'), `hashes to ${tx.txid}, not to its name`);
-      if (doc.size !== bin.length) ver.problem(rel, `size is ${String(doc.size)}, the .bin has ${bin.length} bytes`);
-      if (doc.vin_sz !== tx.inputs.length || doc.vout_sz !== tx.outputs.length) ver.problem(rel, `vin_sz/vout_sz ${String(doc.vin_sz)}/${String(doc.vout_sz)} differ from the .bin (${tx.inputs.length}/${tx.outputs.length})`);
-      const ins = arr(doc.in);
-      tx.inputs.forEach((input, i) => {
-        const po = outpoint(isObj(ins[i]) ? ins[i].prev_out : undefined);
-        if (!po || po.hash !== toDisplayHex(input.prevHash) || po.n !== input.prevIndex) ver.problem(rel, `in[${i}].prev_out differs from the .bin (${toDisplayHex(input.prevHash)}:${input.prevIndex})`);
-      });
-      const outs = arr(doc.out);
-      tx.outputs.forEach((out, j) => {
-        const o = outs[j];
-        if (!isObj(o) || o.value !== formatValue(out.value)) ver.problem(rel, `out[${j}].value differs from the .bin (${formatValue(out.value)})`);
-      });
+      checkTxFields(ver, rel, '', doc, tx, true);
     }
   }
   // Placement: the block it names is on the main chain at the height it names.
@@ -54,6 +45,46 @@ export function checkTx(ver: Verifier, rel: string, txid: string, doc: unknown):
     }
   }
   checkTxLinks(ver, rel, txid, doc);
+}
+
+/**
+ * The fields of a tx object that the tx's bytes determine: the /tx document's, a block
+ * document's `tx[i]` (`at` = 'tx[i].') and an AuxPoW parent coinbase (no `extras`: no nid,
+ * address). Not `next_in` (the links) nor the placement fields.
+ */
+export function checkTxFields(ver: Verifier, rel: string, at: string, doc: Obj, tx: Tx, extras: boolean): void {
+  const field = (name: string, got: unknown, want: unknown) => {
+    if (got !== want) ver.problem(rel, `${at}${name} is ${shown(got)}, the .bin says ${shown(want)}`);
+  };
+  if (doc.size !== tx.raw.length) ver.problem(rel, `${at}size is ${String(doc.size)}, the .bin has ${tx.raw.length} bytes`);
+  field('ver', doc.ver, tx.version);
+  field('lock_time', doc.lock_time, tx.lockTime);
+  if (doc.vin_sz !== tx.inputs.length || doc.vout_sz !== tx.outputs.length) ver.problem(rel, `${at}vin_sz/vout_sz ${String(doc.vin_sz)}/${String(doc.vout_sz)} differ from the .bin (${tx.inputs.length}/${tx.outputs.length})`);
+  const ins = arr(doc.in);
+  const outs = arr(doc.out);
+  if (ins.length !== tx.inputs.length || outs.length !== tx.outputs.length) ver.problem(rel, `${at}in/out hold ${ins.length}/${outs.length} entries, the .bin ${tx.inputs.length}/${tx.outputs.length}`);
+  tx.inputs.forEach((input, i) => {
+    const d = isObj(ins[i]) ? ins[i] : {};
+    const po = outpoint(d.prev_out);
+    if (!po || po.hash !== toDisplayHex(input.prevHash) || po.n !== input.prevIndex) ver.problem(rel, `${at}in[${i}].prev_out differs from the .bin (${toDisplayHex(input.prevHash)}:${input.prevIndex})`);
+    if (isCoinbaseInput(input)) {
+      field(`in[${i}].coinbase`, d.coinbase, input.script.toString('hex'));
+      field(`in[${i}].scriptSig`, d.scriptSig, undefined);
+    } else {
+      field(`in[${i}].scriptSig`, d.scriptSig, scriptToAsm(input.script));
+      field(`in[${i}].coinbase`, d.coinbase, undefined);
+    }
+    field(`in[${i}].sequence`, d.sequence, input.sequence === 0xffffffff ? undefined : input.sequence);
+    const w = input.witness?.map((x) => x.toString('hex'));
+    if (!same(d.witness, w)) ver.problem(rel, `${at}in[${i}].witness differs from the .bin (${shown(w)})`);
+  });
+  tx.outputs.forEach((out, j) => {
+    const o = isObj(outs[j]) ? outs[j] : {};
+    if (o.value !== formatValue(out.value)) ver.problem(rel, `${at}out[${j}].value differs from the .bin (${formatValue(out.value)})`);
+    field(`out[${j}].scriptPubKey`, o.scriptPubKey, scriptToAsm(out.script));
+    if (extras && ver.net) field(`out[${j}].address`, o.address, scriptAddress(out.script, ver.net));
+  });
+  if (extras) field('nid', doc.nid, normalizedId(tx));
 }
 
 /** next_in → the spender's input points back; every input → the spent output's next_in points here. */

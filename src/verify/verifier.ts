@@ -1,5 +1,5 @@
 /** The verifier's state, file access and shared helpers; the checks live in one file per kind. */
-import { createReadStream, opendirSync, readFileSync, statSync, type Dir } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, opendirSync, readSync, type Dir } from 'node:fs';
 import { join } from 'node:path';
 import { type Network } from '../chain/networks.js';
 import { txPath } from '../contract/layout.js';
@@ -95,6 +95,11 @@ export function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** A JSON value in a message ('absent' for none). */
+export function shown(v: unknown): string {
+  return v === undefined ? 'absent' : JSON.stringify(v);
+}
+
 /** `a` equals the JSON document `text` (which may be indented). */
 export function sameAsText(a: unknown, text: string): boolean {
   try {
@@ -103,6 +108,46 @@ export function sameAsText(a: unknown, text: string): boolean {
     return false;
   }
 }
+
+/** What {@link readRegular} found instead of a regular file. */
+export type NotRegular = 'missing' | 'symlink' | 'other' | Error;
+
+/**
+ * A regular file's bytes. A symlink is not followed (O_NOFOLLOW: the tree holds regular files
+ * and directories only, as `serve` does) and a FIFO or device is not read (O_NONBLOCK, then
+ * fstat), so a tree cannot make verify read outside it or block.
+ */
+export function readRegular(path: string): Buffer | NotRegular {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return 'missing';
+    // O_NOFOLLOW's error on a symlink is ELOOP (Linux) or EMLINK (BSDs): ask lstat.
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) return 'symlink';
+    return e as Error;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return st.isDirectory() ? new Error('EISDIR: is a directory') : 'other';
+    const buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) break;
+      n += got;
+    }
+    return n === buf.length ? buf : buf.subarray(0, n);
+  } catch (e) {
+    return e as Error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export const SYMLINK_PROBLEM = 'is a symbolic link (a snapshot tree holds regular files and directories only)';
+export const OTHER_PROBLEM = 'is not a regular file or directory (a snapshot tree holds regular files and directories only)';
 
 /** A manifest path that stays inside the tree and names a file the way the build writes them. */
 export function safePath(p: string): boolean {
@@ -260,14 +305,34 @@ export class Verifier {
     return join(this.dir, rel);
   }
 
-  /** File bytes, or undefined (after reporting `missing` when given) when the file is absent. */
+  /**
+   * File bytes, or undefined when the file is absent (reported as `missing` when given) or is
+   * not a regular file (always reported).
+   */
   readBytes(rel: string, missing?: string): Buffer | undefined {
-    try {
-      return readFileSync(this.abs(rel));
-    } catch (e) {
-      if (missing !== undefined) this.missingProblem(rel, isErrno(e, 'ENOENT') ? missing : `cannot be read (${(e as Error).message})`);
-      return undefined;
+    const kept = this.recent.get(rel);
+    if (kept) {
+      this.recent.delete(rel);
+      return kept;
     }
+    const got = readRegular(this.abs(rel));
+    if (Buffer.isBuffer(got)) return got;
+    if (got === 'symlink') this.missingProblem(rel, SYMLINK_PROBLEM);
+    else if (got === 'other') this.missingProblem(rel, OTHER_PROBLEM);
+    else if (missing !== undefined) this.missingProblem(rel, got === 'missing' ? missing : `cannot be read (${got.message})`);
+    return undefined;
+  }
+
+  /**
+   * The .bin and .hex bytes just read by the manifest phase, kept for their .json's check, which
+   * comes next in the manifest's path order; at most a few, so an unsorted manifest costs re-reads,
+   * not memory.
+   */
+  private readonly recent = new Map<string, Buffer>();
+
+  keep(rel: string, buf: Buffer): void {
+    this.recent.set(rel, buf);
+    if (this.recent.size > 4) this.recent.delete(this.recent.keys().next().value!);
   }
 
   /** Reports a missing or unreadable file once, however many checks need it. */
@@ -277,12 +342,13 @@ export class Verifier {
     this.problem(rel, message);
   }
 
+  /** A regular file is there; a symlink or other non-regular entry is reported and is not one. */
   exists(rel: string): boolean {
-    try {
-      return statSync(this.abs(rel)).isFile();
-    } catch {
-      return false;
-    }
+    const st = lstatSync(this.abs(rel), { throwIfNoEntry: false });
+    if (st === undefined || st.isFile()) return st !== undefined;
+    if (st.isSymbolicLink()) this.missingProblem(rel, SYMLINK_PROBLEM);
+    else if (!st.isDirectory()) this.missingProblem(rel, OTHER_PROBLEM);
+    return false;
   }
 
   /** Parsed JSON, or undefined after reporting why not (missing / unreadable / not JSON). */
@@ -300,11 +366,7 @@ export class Verifier {
 
   /** A /tx document's text, or null when there is none. */
   txText(txid: string): string | null {
-    try {
-      return readFileSync(this.abs(txPath(txid, 'json')), 'utf8');
-    } catch {
-      return null;
-    }
+    return this.readBytes(txPath(txid, 'json'))?.toString('utf8') ?? null;
   }
 
   private loadTx(txid: string): TxLinks | null {
@@ -338,8 +400,11 @@ export async function countLines(path: string): Promise<number | undefined> {
   }
 }
 
+/** What a tree entry is, from its directory entry (lstat's view: a symlink is a symlink). */
+export type EntryKind = 'file' | 'symlink' | 'other';
+
 /** Every non-directory entry below `root`, as a '/'-separated relative path; directories are streamed, not listed whole. */
-export function walk(root: string, rel: string, visit: (rel: string) => void): void {
+export function walk(root: string, rel: string, visit: (rel: string, kind: EntryKind) => void): void {
   let dir: Dir;
   try {
     dir = opendirSync(rel === '' ? root : join(root, rel), { bufferSize: 256 });
@@ -350,7 +415,7 @@ export function walk(root: string, rel: string, visit: (rel: string) => void): v
     for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) walk(root, child, visit);
-      else visit(child);
+      else visit(child, entry.isFile() ? 'file' : entry.isSymbolicLink() ? 'symlink' : 'other');
     }
   } finally {
     dir.closeSync();
