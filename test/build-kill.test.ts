@@ -101,26 +101,30 @@ describe('SIGKILL inside the publish, at every step', () => {
     return out;
   }
 
+  // The child's build is a full one (the copy's path is another build option than the base's).
+  // Killed before the swap, the next run builds everything again; after it, the next run adopts
+  // the index the child published with and goes on incrementally (keeping the replaced release as
+  // the spare, with its record).
   it.each([
-    ['linked', false, 'old', true],
-    ['swapped', false, 'new', true],
-    ['removed-old', false, 'new', false],
-    ['swapped', true, 'new', false],
-  ] as const)('paused at %s (older real-directory out: %s): out is the %s snapshot and verifies', async (step, legacy, which, rebuild) => {
+    ['linked', false, 'old', 'full'],
+    ['swapped', false, 'new', 'incremental'],
+    ['removed-old', false, 'new', 'its recovery only'],
+    ['swapped', true, 'new', 'its recovery only'],
+  ] as const)('paused at %s (older real-directory out: %s): out is the %s snapshot and verifies; the next run: %s', async (step, legacy, which, rebuild) => {
     const out = copyBase(`${step}-${legacy}`, legacy);
     await killBuild(out, { onOutput: `paused ${step}`, mode: `pause:${step}` });
     expect(manifestAt(out)).toBe(which === 'old' ? oldManifest : newManifest);
     const v = await verifySnapshot(out);
     expect(v.problems).toEqual([]);
     expect(v.ok).toBe(true);
-    // The next build (or its first step, the recovery) leaves one release and nothing else.
-    if (rebuild) {
+    // The next build (or its first step, the recovery) leaves the published release (and a spare) and nothing else.
+    if (rebuild !== 'its recovery only') {
       const r = await buildSnapshot({ source: demoSource(), outDir: out });
-      expect(r.height).toBe(150);
+      expect([r.height, r.mode]).toEqual([150, rebuild]);
       expect(manifestAt(out)).toBe(newManifest);
       expect(readdirSync(dirname(out)).sort()).toEqual(['out', 'out.releases', 'out.state']);
     } else recoverInterrupted(out);
-    expect(readdirSync(join(dirname(out), 'out.releases')).length).toBe(2);
+    expect(readdirSync(join(dirname(out), 'out.releases')).length).toBe(rebuild === 'incremental' ? 4 : 2);
   });
 
   it('the one-time migration of an older real-directory out: killed in its window, out is briefly absent and the next run repairs it', async () => {
