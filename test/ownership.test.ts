@@ -114,6 +114,27 @@ describe('a directory is ours only if its whole tree is listed in a well-formed 
     expect(manifestMismatches(clean)).toEqual([]);
   }, 60_000);
 
+  it("the check again before the publish finds what appeared during the build (also when the first check's directory stamps are old enough to be trusted)", async () => {
+    const d = caseDir();
+    const out = join(d, 'out');
+    await build(out);
+    await new Promise((r) => setTimeout(r, 2100)); // older than a clock tick: the first check's stamps are trusted
+    for (const [plant, found] of [
+      [() => writeFileSync(join(out, 'tx', 'NOTES.txt'), 'mine\n'), /"tx\/NOTES.txt" is not listed/],
+      [() => (unlinkSync(join(out, STATS_PATH)), symlinkSync('/etc/hostname', join(out, STATS_PATH))), /"stats.json" is a symbolic link/],
+    ] as const) {
+      let planted = false;
+      const beforePublish = () => ((planted = true), plant());
+      await expect(build(out, { height: HEIGHT + 1, full: true, beforePublish })).rejects.toThrow(found);
+      expect(planted).toBe(true);
+      if (existsSync(join(out, 'tx', 'NOTES.txt'))) {
+        expect(readFileSync(join(out, 'tx', 'NOTES.txt'), 'utf8')).toBe('mine\n');
+        unlinkSync(join(out, 'tx', 'NOTES.txt')); // the user's own removal: the tree is ours again
+      }
+    }
+    expect(readlinkSync(join(out, STATS_PATH))).toBe('/etc/hostname');
+  });
+
   it('a user file put into our published release (through the out symlink): refused, kept', async () => {
     const d = caseDir();
     const out = join(d, 'out');

@@ -70,8 +70,9 @@ class LineCursor {
   /** Lines read so far, and the file offset of `buf[0]` (for errors). */
   line = 0;
   private base = 0;
-  /** The previous line's path (strict mode: the order is checked). */
-  private prev: Buffer | undefined;
+  /** The previous line's path, `prev[0, prevLength)` (strict mode: the order is checked). */
+  private prev = Buffer.allocUnsafe(256);
+  private prevLength = -1;
 
   constructor(
     readonly path: string,
@@ -135,12 +136,14 @@ class LineCursor {
   /** Strict mode: lowercase hex, a size without leading zeros, a safe path after the previous one. */
   private check(): void {
     const { buf, start, end, pathAt } = this;
-    for (let i = start; i < start + 64; i++) if (!((buf[i]! >= 48 && buf[i]! <= 57) || (buf[i]! >= 97 && buf[i]! <= 102))) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
+    for (let i = start; i < start + 64; i++) if (HEX_DIGIT[buf[i]!] !== 1) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
     if (buf[start + 65] === 48 && pathAt - start > 67) this.malformed(start, end, 'is not "<sha256> <size> <path>"');
-    const path = buf.subarray(pathAt, end);
-    if (!safePath(path)) this.malformed(start, end, 'names an unsafe path');
-    if (this.prev !== undefined && Buffer.compare(this.prev, path) >= 0) this.malformed(start, end, 'is not after the line before it (paths are sorted and unique)');
-    this.prev = Buffer.from(path);
+    if (!safePath(buf, pathAt, end)) this.malformed(start, end, 'names an unsafe path');
+    const n = end - pathAt;
+    if (this.prevLength >= 0 && this.prev.compare(buf, pathAt, end, 0, this.prevLength) >= 0) this.malformed(start, end, 'is not after the line before it (paths are sorted and unique)');
+    if (n > this.prev.length) this.prev = Buffer.allocUnsafe(Math.max(n, 2 * this.prev.length));
+    buf.copy(this.prev, 0, pathAt, end);
+    this.prevLength = n;
   }
 
   private malformed(start: number, end: number, why: string): never {
@@ -148,9 +151,38 @@ class LineCursor {
     throw new Error(`${this.path}: line ${this.line} (offset ${this.base + start}) ${why}: ${text}; not a manifest this tool wrote`);
   }
 
-  /** Compares this line's path with `key` (UTF-8 bytes). */
-  compareKey(key: Buffer): number {
-    return this.buf.compare(key, 0, key.length, this.pathAt, this.end);
+  /**
+   * Compares this line's path with the key `prefix` + `name` (+ `/` when `slash`), in UTF-8 byte
+   * order: -1 or 1, 0 when equal, 2 when the key is a proper prefix of the path. An ASCII name is
+   * compared in place, with no copy (a tree's walk asks once or more per file).
+   */
+  compareEntry(prefix: Buffer, name: string, slash: boolean): -1 | 0 | 1 | 2 {
+    const { buf, pathAt, end } = this;
+    const plen = prefix.length;
+    if (plen > 0) {
+      const c = buf.compare(prefix, 0, plen, pathAt, Math.min(end, pathAt + plen));
+      if (c !== 0) return c as -1 | 1;
+    }
+    let at = pathAt + plen;
+    for (let i = 0; i < name.length; i++, at++) {
+      const ch = name.charCodeAt(i);
+      if (ch >= 0x80) return this.compareBytes(Buffer.concat([prefix, Buffer.from(slash ? name + '/' : name)]));
+      if (at >= end) return -1;
+      if (buf[at] !== ch) return buf[at]! < ch ? -1 : 1;
+    }
+    if (slash) {
+      if (at >= end) return -1;
+      if (buf[at] !== 47) return buf[at]! < 47 ? -1 : 1;
+      at++;
+    }
+    return at < end ? 2 : 0;
+  }
+
+  private compareBytes(key: Buffer): -1 | 0 | 1 | 2 {
+    const { buf, pathAt, end } = this;
+    const c = buf.compare(key, 0, key.length, pathAt, Math.min(end, pathAt + key.length));
+    if (c !== 0) return c as -1 | 1;
+    return end - pathAt > key.length ? 2 : 0;
   }
 
   /** Compares this line's path with `other`'s (UTF-8 byte order). */
@@ -163,15 +195,20 @@ class LineCursor {
   }
 }
 
-/** A relative path of whole components: none empty, `.` or `..`, no NUL (UTF-8 bytes). */
-function safePath(p: Buffer): boolean {
-  if (p.length === 0 || p.includes(0)) return false;
-  for (let at = 0; at <= p.length; ) {
-    let slash = p.indexOf(47, at);
-    if (slash < 0) slash = p.length;
-    const n = slash - at;
-    if (n === 0 || (p[at] === 46 && (n === 1 || (n === 2 && p[at + 1] === 46)))) return false;
-    at = slash + 1;
+/** 1 at the bytes of lowercase hex digits. */
+const HEX_DIGIT = new Uint8Array(256);
+for (const c of Buffer.from('0123456789abcdef', 'latin1')) HEX_DIGIT[c] = 1;
+
+/** `p[from, to)` is a relative path of whole components: none empty, `.` or `..`, no NUL (UTF-8 bytes). */
+function safePath(p: Buffer, from: number, to: number): boolean {
+  let start = from;
+  for (let at = from; at <= to; at++) {
+    const c = at < to ? p[at]! : 47;
+    if (c === 0) return false;
+    if (c !== 47) continue;
+    const n = at - start;
+    if (n === 0 || (p[start] === 46 && (n === 1 || (n === 2 && p[start + 1] === 46)))) return false;
+    start = at + 1;
   }
   return true;
 }
@@ -194,15 +231,12 @@ export class ManifestPaths {
     return this.cursor.done;
   }
 
-  /** The current path compared with `key` (UTF-8 bytes): < 0 when it sorts before. */
-  compare(key: Buffer): number {
-    return this.cursor.compareKey(key);
-  }
-
-  /** Whether the current path starts with `prefix` (UTF-8 bytes). */
-  startsWith(prefix: Buffer): boolean {
-    const c = this.cursor;
-    return c.end - c.pathAt >= prefix.length && c.buf.compare(prefix, 0, prefix.length, c.pathAt, c.pathAt + prefix.length) === 0;
+  /**
+   * The current path compared with `prefix` + `name` (+ `/` when `slash`), UTF-8 byte order:
+   * -1 (it sorts before), 0 (equal), 1 (after), 2 (after, and the key is a prefix of it).
+   */
+  compare(prefix: Buffer, name: string, slash = false): -1 | 0 | 1 | 2 {
+    return this.cursor.compareEntry(prefix, name, slash);
   }
 
   /** Moves to the next path; false at the end. */

@@ -8,11 +8,14 @@
  * - `<out>.releases/.chain-snapshot` (the marker) proves that the directory and the entries
  *   named `<pid>-<random>` in it are ours; nothing else is ever removed.
  * - The build only replaces an `out` that is absent, empty, our symlink, or a real directory
- *   holding a snapshot of an older version (every top-level entry listed in its manifest);
- *   anything else is refused before any work starts, unless forced. A user's symlink as `out`
+ *   holding a snapshot of an older version; a tree (that directory, or the release our symlink
+ *   names) is ours only if its manifest reads strictly as one and every entry below it is a
+ *   regular file the manifest lists or a directory holding some (see {@link foreignPath}).
+ *   Anything else is refused before any work starts, unless forced. A user's symlink as `out`
  *   is followed: its target is the output (so the user's link stays a link).
- * - `<out>.lock` (the holder's pid) keeps two builds off the same output; a dead holder's lock is
- *   taken over.
+ * - `<out>.lock` (the holder's pid) keeps two builds off the same output, `<state>/.lock` two
+ *   builds off the same index; a dead holder's lock is taken over. `--out`, `--state` and
+ *   `<out>.releases` are compared with their symlinks resolved.
  * - Double buffering: an incremental build keeps the release it replaced as the spare, with a
  *   record `<spare>.spare` of the paths that differ from the published one; the next build brings
  *   the spare up to date at the cost of those paths and stages into it (see {@link takeSpare}).
@@ -175,7 +178,15 @@ export interface Foreign {
  * compared with the manifest's sorted paths as they stream by. A symlink is never followed.
  */
 export function foreignPath(dir: string): Foreign | undefined {
-  const top = readdirSync(dir, { withFileTypes: true });
+  const memo = walked.get(dir);
+  if (memo !== undefined && memo.every(([path, was]) => stampOf(path)?.key === was)) return undefined;
+  walked.delete(dir);
+  const stamps: [string, Stamp | undefined][] = [];
+  const read = (path: string) => {
+    stamps.push([path, stampOf(path)]); // before it is read: a change after that moves the stamp
+    return readdirSync(path, { withFileTypes: true });
+  };
+  const top = read(dir);
   if (top.length === 0) return undefined;
   const manifest = top.find((e) => e.name === MANIFEST_PATH);
   if (!manifest?.isFile()) {
@@ -184,13 +195,16 @@ export function foreignPath(dir: string): Foreign | undefined {
   }
   let paths: ManifestPaths;
   try {
+    stamps.push([join(dir, MANIFEST_PATH), stampOf(join(dir, MANIFEST_PATH))]);
     paths = new ManifestPaths(join(dir, MANIFEST_PATH));
   } catch (e) {
     return { path: MANIFEST_PATH, reason: `its ${MANIFEST_PATH} is not a manifest made by chain snapshot (${(e as Error).message})` };
   }
   const foreign = (path: string, what: string): Foreign => ({ path, reason: `"${path}" ${what}: not made by chain snapshot` });
   const visit = (rel: string, entries: Dirent[]): Foreign | undefined => {
-    const keys = entries.map((e) => rel + e.name + (e.isDirectory() ? '/' : ''));
+    const prefix = Buffer.from(rel);
+    // A directory sorts as `name/`, as the paths below it do in the manifest.
+    const keys = entries.map((e) => (e.isDirectory() ? e.name + '/' : e.name));
     const order = keys.map((_, i) => i);
     // UTF-8 byte order: JS strings sort the same unless they hold code units from U+D800 up.
     if (keys.some((k) => WIDE.test(k))) {
@@ -199,29 +213,54 @@ export function foreignPath(dir: string): Foreign | undefined {
     } else order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
     for (const i of order) {
       const e = entries[i]!;
-      const key = keys[i]!;
       if (rel === '' && e.name === MANIFEST_PATH) continue;
-      const bytes = Buffer.from(key);
-      while (!paths.done && paths.compare(bytes) < 0) paths.next();
-      const shown = e.isDirectory() ? key.slice(0, -1) : key;
+      const isDir = e.isDirectory();
+      let cmp = paths.done ? 1 : paths.compare(prefix, e.name, isDir);
+      while (cmp < 0 && paths.next()) cmp = paths.compare(prefix, e.name, isDir);
+      if (paths.done) cmp = 1;
+      const shown = rel + e.name;
       if (e.isSymbolicLink()) return foreign(shown, 'is a symbolic link');
-      if (e.isDirectory()) {
-        if (paths.done || !paths.startsWith(bytes)) return foreign(shown, `is a directory that holds nothing its ${MANIFEST_PATH} lists`);
-        const found = visit(key, readdirSync(join(dir, key), { withFileTypes: true }));
+      if (isDir) {
+        if (cmp !== 2) return foreign(shown, `is a directory that holds nothing its ${MANIFEST_PATH} lists`);
+        const found = visit(`${shown}/`, read(join(dir, shown)));
         if (found) return found;
         continue;
       }
-      if (paths.done || paths.compare(bytes) !== 0) return foreign(shown, `is not listed in its ${MANIFEST_PATH}`);
+      if (cmp !== 0) return foreign(shown, `is not listed in its ${MANIFEST_PATH}`);
       if (!e.isFile()) return foreign(shown, 'is not a regular file');
       paths.next();
     }
     return undefined;
   };
+  let found: Foreign | undefined;
   try {
-    return visit('', top);
+    found = visit('', top);
   } finally {
     paths.close();
   }
+  // A stamp of the last seconds is not trusted: a change within the same clock tick keeps it.
+  const settled = BigInt(Date.now() - 2000) * 1_000_000n;
+  if (found === undefined && stamps.every(([, st]) => st !== undefined && st.ctime < settled)) walked.set(dir, stamps.map(([path, st]) => [path, st!.key]));
+  return found;
+}
+
+/**
+ * The trees {@link foreignPath} found ours in this process, each directory (and the manifest)
+ * with its ctime when it was read: the check again before the publish reads no directory whose
+ * ctime has not moved (an entry created, removed, renamed or replaced in a directory moves it;
+ * a ctime cannot be set back).
+ */
+const walked = new Map<string, [path: string, key: string][]>();
+
+interface Stamp {
+  key: string;
+  ctime: bigint;
+}
+
+/** The inode and ctime (ns) of `path`, undefined when absent. */
+function stampOf(path: string): Stamp | undefined {
+  const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  return st && { key: `${st.dev}:${st.ino}:${st.ctimeNs}`, ctime: st.ctimeNs };
 }
 
 const WIDE = /[\ud800-\uffff]/;
