@@ -1,11 +1,22 @@
 /**
- * Command-line values checked before anything runs: one clear line naming the
- * option and the value given (yargs' own number parsing accepts '', 1e2, 0x10
- * and turns 'abc' into NaN).
+ * What the command modules (src/commands/) share: values checked before anything runs, one
+ * clear line naming the option and the value given (yargs' own number parsing accepts '',
+ * 1e2, 0x10 and turns 'abc' into NaN), and the stderr warning line.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CommandModule } from 'yargs';
 import { SITE_INFO_PATH } from './contract/layout.js';
+
+/** A yargs command whose handler's arguments are typed from its builder's options. */
+export function command<U>(module: CommandModule<object, U>): CommandModule<object, U> {
+  return module;
+}
+
+/** One warning line on stderr (stdout carries the report). */
+export function warn(message: string): void {
+  process.stderr.write(`snapshot: warning: ${message}\n`);
+}
 
 /** A decimal whole number ≥ 0 (digits only, at most 2^53 − 1). */
 export function wholeNumber(option: string, value: unknown, example: string): number {

@@ -68,9 +68,9 @@ describe('CLI input errors', () => {
   });
 });
 
-const listening = (port: number): Promise<boolean> =>
+const listening = (port: number, host = '127.0.0.1'): Promise<boolean> =>
   new Promise((ok) => {
-    const c = connect(port, '127.0.0.1');
+    const c = connect(port, host);
     c.on('connect', () => {
       c.destroy();
       ok(true);
@@ -139,6 +139,76 @@ describe.skipIf(!HAVE_SHARED)('snapshot build over RPC, run again (the CI loop)'
       await node.stop();
     }
   }, 180_000);
+});
+
+/** The glue files each host gets in the tree (README "Deploying"): which hosts a build wrote for. */
+const GLUE = { netlify: ['_headers', '_netlify'], cloudflare: ['_worker.js'], nginx: ['nginx.conf'] } as const;
+const glueIn = (dir: string): string[] => (Object.keys(GLUE) as (keyof typeof GLUE)[]).filter((h) => GLUE[h].every((f) => existsSync(join(dir, f))));
+const ourLines = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith('snapshot: '));
+
+describe('build --hosts (hosting providers) and serve --host (bind address)', () => {
+  const hostsOut = join(tmp, 'hosts-new');
+  const aliasOut = join(tmp, 'hosts-alias');
+  let built: Promise<[Awaited<ReturnType<typeof cli>>, Awaited<ReturnType<typeof cli>>]> | undefined;
+  const builds = () => (built ??= Promise.all([cli('build', '--out', hostsOut, '--hosts', 'cloudflare', 'nginx'), cli('build', '--out', aliasOut, '--host', 'netlify')]));
+
+  it('--hosts picks the hosts written for, with no warning', async () => {
+    const [r] = await builds();
+    expect(r.status, r.stderr).toBe(0);
+    expect(ourLines(r.stderr)).toEqual([]);
+    expect(glueIn(hostsOut)).toEqual(['cloudflare', 'nginx']);
+  }, 120_000);
+
+  it('build --host still works, with one warning line naming --hosts', async () => {
+    const [, r] = await builds();
+    expect(r.status, r.stderr).toBe(0);
+    expect(ourLines(r.stderr)).toEqual([expect.stringMatching(/^snapshot: warning: --host is now --hosts\b/)]);
+    expect(glueIn(aliasOut)).toEqual(['netlify']);
+  }, 120_000);
+
+  it('an unknown host is exit 1 naming --hosts and the choices, nothing built', async () => {
+    const [bad, badAlias] = await Promise.all([cli('build', '--out', join(tmp, 'bad-host'), '--hosts', 'apache'), cli('build', '--out', join(tmp, 'bad-alias'), '--host', 'apache')]);
+    for (const r of [bad, badAlias]) {
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('Argument: hosts, Given: "apache", Choices: "netlify", "cloudflare", "nginx"\n');
+    }
+    expect(existsSync(join(tmp, 'bad-host'))).toBe(false);
+    expect(existsSync(join(tmp, 'bad-alias'))).toBe(false);
+  });
+
+  it('help: build shows --hosts and not the old name; serve and demo describe --host as the address to listen on', async () => {
+    const [b, s, d] = await Promise.all([cli('build', '--help'), cli('serve', '--help'), cli('demo', '--help')]);
+    expect(b.stdout).toMatch(/^ {2}--hosts\b/m);
+    expect(b.stdout).not.toMatch(/--host\b(?!s)/);
+    for (const r of [s, d]) {
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/^ {2}--host +\S.*listen/m);
+      expect(r.stdout).toMatch(/^ {2}--port +\S/m);
+    }
+  });
+
+  it('serve --host binds that address: 127.0.0.2 answers, 127.0.0.1 does not', async () => {
+    const [r] = await builds();
+    expect(r.status, r.stderr).toBe(0);
+    const port = await freePort();
+    const server = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'serve', '--dir', hostsOut, '--port', String(port), '--host', '127.0.0.2'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    server.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((ok) => server.once('exit', (code) => ok(code)));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!err.includes(' on http')) {
+        if (Date.now() > deadline || server.exitCode !== null) throw new Error(`serve did not start: ${err}`);
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      expect(err).toContain(`on http://127.0.0.2:${port}/`);
+      expect(await listening(port, '127.0.0.2')).toBe(true);
+      expect(await listening(port, '127.0.0.1')).toBe(false);
+    } finally {
+      server.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 120_000);
 });
 
 describe('npm run demo', () => {

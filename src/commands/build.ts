@@ -1,0 +1,97 @@
+/** `snapshot build`: scan a chain and write the API site; also the build step of `snapshot demo`. */
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { getNetwork } from '../chain/networks.js';
+import { HOSTS, type HostName } from '../hosts/index.js';
+import { checkTargets } from '../publish/publish.js';
+import { buildSnapshot, type BuildReport } from '../site/build.js';
+import { Progress } from '../site/progress.js';
+import { demoSource } from '../source/demo.js';
+import { openSource } from '../source/index.js';
+import type { ChainSource } from '../source/types.js';
+import { command, warn, wholeNumber } from '../cli-args.js';
+
+function printReport(r: BuildReport, out: string): void {
+  const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';
+  const lines = [
+    `built ${out}: ${r.network} height ${r.height} (tip ${r.tip}), ${how}`,
+    `  blocks ${r.blocks.main} main, ${r.blocks.side} side, ${r.blocks.orphan} orphan; txs ${r.txs}`,
+    `  files ${r.files}, bytes ${r.bytes}; written ${r.written}, unchanged ${r.unchanged}, deleted ${r.deleted}`,
+    `  addresses ${r.addresses} (${r.cappedAddresses} capped); names ${r.names} (${r.nonUtf8Names} records not UTF-8)`,
+    `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
+  ];
+  if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
+  if (r.skippedInvalid.length) lines.push(`  invalid blocks skipped: ${r.skippedInvalid.length}${r.requestedHeight !== undefined ? ` (the snapshot stops at height ${r.height}, not ${r.requestedHeight})` : ''}`);
+  if (r.warnings.length) lines.push(`  warnings: ${r.warnings.length} (on stderr)`);
+  process.stdout.write(lines.join('\n') + '\n');
+  // Warnings go to stderr, where they are not lost in the report (skipped invalid blocks, blocks that do not connect, skipped junk).
+  for (const w of r.warnings) warn(w);
+}
+
+/** Builds `source` into `outDir` and prints the report; closes the source; returns the absolute output path. */
+export async function buildAndReport(
+  source: ChainSource,
+  outDir: string,
+  progress: Progress,
+  opts: Omit<Parameters<typeof buildSnapshot>[0], 'source' | 'outDir' | 'progress'>,
+): Promise<string> {
+  try {
+    const out = resolve(outDir);
+    printReport(await buildSnapshot({ ...opts, source, outDir: out, progress }), out);
+    return out;
+  } finally {
+    await source.close();
+  }
+}
+
+const options = (y: Argv) =>
+  y
+    .option('source', { type: 'string', describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
+    .option('network', { type: 'string', describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
+    .option('height', { type: 'string', describe: 'snapshot height (default: the tip)', coerce: (v: unknown) => wholeNumber('height', v, '1000') })
+    .option('out', { type: 'string', default: 'out', describe: 'output directory' })
+    .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
+    .option('max-address-txouts', {
+      type: 'string',
+      default: '10000',
+      describe: 'cap on outputs per address document (0 = none)',
+      coerce: (v: unknown) => wholeNumber('max-address-txouts', v, '10000'),
+    })
+    .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
+    .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
+    .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
+    .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
+    .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (the snapshot stops below an invalid main-chain block)' })
+    .option('hosts', { type: 'string', array: true, choices: [...HOSTS], describe: 'hosting providers to write glue files for (default: all)' })
+    // The old name of --hosts, kept so that scripts keep working (serve's --host is the address to listen on):
+    // its values join --hosts before the checks, so that an unknown one is reported as one of --hosts.
+    .option('host', { type: 'string', array: true, hidden: true })
+    .middleware((argv) => {
+      if (argv.host === undefined) return;
+      warn('--host is now --hosts (the hosting providers to write glue files for); --host still works on build for now');
+      argv.hosts = [...(argv.hosts ?? []), ...argv.host] as HostName[];
+      delete argv.host;
+    }, true);
+
+export const buildCommand = command({
+  command: 'build',
+  describe: 'scan the chain from genesis to --height and write every API resource as files',
+  builder: options,
+  handler: async (argv) => {
+    const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
+    checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
+    const progress = new Progress();
+    const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
+    const source = argv.source ? await openSource(argv.source, network, { rpc }) : demoSource(network);
+    await buildAndReport(source, argv.out, progress, {
+      height: argv.height,
+      stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
+      full: argv.full,
+      force: argv.force,
+      skipInvalid: argv['skip-invalid'],
+      pretty: argv.pretty,
+      maxAddressTxouts: argv['max-address-txouts'],
+      hosts: argv.hosts,
+    });
+  },
+});
