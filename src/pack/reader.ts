@@ -272,9 +272,9 @@ export class PackReader {
       const bytes = await this.range(this.index, base, size);
       const count = checkSlot(bytes, h.slotCapacity, this.source.describe(this.index), base);
       slot = { bytes, count };
-      if (this.slots.size >= this.slotCache) this.slots.delete(this.slots.keys().next().value!);
+      if (this.slots.size >= this.slotCache && this.slots.size > 0) this.slots.delete(this.slots.keys().next().value!);
     }
-    this.slots.set(s, slot);
+    if (this.slotCache > 0) this.slots.set(s, slot);
     return findInSlot(slot.bytes, slot.count, key, this.source.describe(this.index), base);
   }
 
