@@ -187,7 +187,7 @@ describe('the best valid chain: the heavy branch’s first block is invalid', ()
   it('the CLI: exit 1 naming the block without --skip-invalid; with it exit 0 at height 260', () => {
     const d = blocksDir(blocks);
     const run = (...extra: string[]) =>
-      spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'build', '--source', `blocks:${d}`, '--network', 'bitcoin-regtest', '--height', '260', '--host', 'netlify', ...extra], { cwd: REPO, encoding: 'utf8' });
+      spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'build', '--source', `blocks:${d}`, '--network', 'bitcoin-regtest', '--height', '260', '--hosts', 'netlify', ...extra], { cwd: REPO, encoding: 'utf8' });
     const strict = run('--out', dir('cli-strict'));
     expect(strict.status).toBe(1);
     expect(strict.stderr).toMatch(new RegExp(`block ${bad.hash} at height 259 is invalid: bad-txnmrklroot`));

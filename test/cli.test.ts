@@ -1,6 +1,6 @@
 // Command-line input errors: one clear line naming the option and value, exit 1, nothing built or served.
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -145,6 +145,34 @@ describe.skipIf(!HAVE_SHARED)('snapshot build over RPC, run again (the CI loop)'
 const GLUE = { netlify: ['_headers', '_netlify'], cloudflare: ['_worker.js'], nginx: ['nginx.conf'] } as const;
 const glueIn = (dir: string): string[] => (Object.keys(GLUE) as (keyof typeof GLUE)[]).filter((h) => GLUE[h].every((f) => existsSync(join(dir, f))));
 const ourLines = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith('snapshot: '));
+
+describe('the command synopsis in README.md and docs/operations.md', () => {
+  /** command → the --flags its synopsis lines name (the indented `snapshot <command> [...]` block). */
+  const synopsis = (file: string): Map<string, Set<string>> => {
+    const out = new Map<string, Set<string>>();
+    let cmd: string | undefined;
+    for (const line of readFileSync(join(ROOT, file), 'utf8').split('\n')) {
+      const start = /^ {4}snapshot (\w+) /.exec(line);
+      if (start) cmd = start[1]!;
+      else if (!/^ {20}\[/.test(line)) cmd = undefined;
+      if (cmd) for (const [f] of line.matchAll(/--[a-z-]+/g)) out.set(cmd, (out.get(cmd) ?? new Set()).add(f));
+    }
+    return out;
+  };
+
+  it('names every option each command’s --help lists, and no other', async () => {
+    const help = new Map<string, Set<string>>();
+    for (const cmd of ['build', 'serve', 'verify', 'demo']) {
+      const r = await cli(cmd, '--help');
+      help.set(cmd, new Set([...r.stdout.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!).filter((f) => f !== '--help' && f !== '--version')));
+    }
+    for (const file of ['README.md', 'docs/operations.md']) {
+      const doc = synopsis(file);
+      expect([...doc.keys()].sort(), file).toEqual([...help.keys()].sort());
+      for (const [cmd, flags] of help) expect([...doc.get(cmd)!].sort(), `${file}: snapshot ${cmd}`).toEqual([...flags].sort());
+    }
+  }, 60_000);
+});
 
 describe('build --hosts (hosting providers) and serve --host (bind address)', () => {
   const hostsOut = join(tmp, 'hosts-new');

@@ -80,7 +80,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     const cwd = join(root, 'state-case');
     mkdirSync(cwd);
     const run = (height?: number) =>
-      spawnSync(process.execPath, [...CLI, 'build', '--out', 'out', '--state', state, '--host', 'netlify', ...(height !== undefined ? ['--height', String(height)] : [])], {
+      spawnSync(process.execPath, [...CLI, 'build', '--out', 'out', '--state', state, '--hosts', 'netlify', ...(height !== undefined ? ['--height', String(height)] : [])], {
         cwd,
         encoding: 'utf8',
       });
@@ -139,7 +139,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     const state = join(disk, 'state');
     const cwd = join(root, 'index-case');
     mkdirSync(cwd);
-    const r = spawnSync(process.execPath, [...CLI, 'build', '--source', `blocks:${blocks}`, '--network', 'namecoin-regtest', '--out', 'out', '--state', state, '--host', 'netlify'], { cwd, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [...CLI, 'build', '--source', `blocks:${blocks}`, '--network', 'namecoin-regtest', '--out', 'out', '--state', state, '--hosts', 'netlify'], { cwd, encoding: 'utf8' });
     expect(r.signal).toBeNull();
     expect(r.status, r.stderr).toBe(1);
     const ours = r.stderr.split('\n').filter((l) => l.startsWith('snapshot: '));

@@ -127,7 +127,7 @@ describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbi
     const skipped = await build(dir, join(base, 'ohdrskip'), { height: 599, skipInvalid: true });
     expect([skipped.height, skipped.requestedHeight, skipped.skippedInvalid.map((s) => s.kind)]).toEqual([376, 599, ['high-hash']]);
 
-    const p = cli('build', '--source', `blocks:${dir}`, '--network', 'bitcoin', '--out', join(base, 'ohdrcli'), '--skip-invalid', '--host', 'nginx');
+    const p = cli('build', '--source', `blocks:${dir}`, '--network', 'bitcoin', '--out', join(base, 'ohdrcli'), '--skip-invalid', '--hosts', 'nginx');
     expect(p.status).toBe(0);
     expect(p.stdout).toMatch(/bitcoin height 376 /);
     expect(p.stdout).toMatch(/invalid blocks skipped: 1/);
