@@ -38,7 +38,7 @@ export function checkAddress(ver: Verifier, rel: string, address: string, doc: u
     const tx = ver.txCache.get(op.hash);
     const out = tx ? tx.outs[op.n] : undefined;
     if (!out) ver.problem(rel, `unspent[${k}] ${op.hash}:${op.n} is not an output of a /tx document`);
-    else if (out.address !== address) ver.problem(rel, `unspent[${k}] ${op.hash}:${op.n} pays ${String(out.address)}, not ver address`);
+    else if (out.address !== address) ver.problem(rel, `unspent[${k}] ${op.hash}:${op.n} pays ${String(out.address)}, not this address`);
     else if (out.next !== undefined) ver.problem(rel, `unspent[${k}] ${op.hash}:${op.n} is spent (next_in ${out.next})`);
     else if (out.value !== (u as Obj).value) ver.problem(rel, `unspent[${k}] ${op.hash}:${op.n} has value ${String((u as Obj).value)}, the tx says ${String(out.value)}`);
   });
@@ -75,7 +75,7 @@ export function checkAddress(ver: Verifier, rel: string, address: string, doc: u
     });
     if (pays) receivers++;
   }
-  for (const s of spenders) if (!Object.hasOwn(txs, s)) ver.problem(rel, `transactions lacks ${s}, which spends from ver address`);
+  for (const s of spenders) if (!Object.hasOwn(txs, s)) ver.problem(rel, `transactions lacks ${s}, which spends from this address`);
   if (sumIn !== coinIn) ver.problem(rel, `coin_in is ${coinIn}, its transactions pay ${sumIn} to it`);
   if (sumOut !== coinOut) ver.problem(rel, `coin_out is ${coinOut}, its spent outputs hold ${sumOut}`);
   if (unspentCount !== unspent.length) ver.problem(rel, `unspent lists ${unspent.length} outputs, its transactions leave ${unspentCount} unspent`);

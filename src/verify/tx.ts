@@ -132,7 +132,7 @@ export function checkTxLinks(ver: Verifier, rel: string, txid: string, doc: Obj)
       return;
     }
     if (out.next !== `${txid}:${i}`) {
-      ver.problem(rel, `in[${i}] spends ${po.hash}:${po.n}, but that output's next_in is ${out.next === undefined ? 'absent' : out.next || 'malformed'}, not ver input`);
+      ver.problem(rel, `in[${i}] spends ${po.hash}:${po.n}, but that output's next_in is ${out.next === undefined ? 'absent' : out.next || 'malformed'}, not this input`);
     }
   });
 }
