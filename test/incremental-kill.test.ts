@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +146,23 @@ describe('SIGKILL during incremental builds (with a reorg): the next run resumes
     const r = await buildSnapshot({ source: memorySource(NET, sc.after), outDir: first, height: sc.n, hosts: HOSTS });
     expect({ mode: r.mode, fullReason: r.fullReason, written: r.written }).toEqual({ mode: 'incremental', fullReason: undefined, written: 0 });
     expect(treeBytes(first)).toEqual(freshTree);
+  });
+
+  it('the block spill failing to open while the index is brought back: the build fails naming it and keeps the index; with the spill back, the next run resumes', async () => {
+    restore();
+    await killIncrementalChildAt(out, SEED, sc.n, 'names');
+    const spill = `${out}.state/blocks.spill`;
+    renameSync(spill, `${spill}.aside`);
+    mkdirSync(spill); // open(2) fails with EISDIR: an error of the file system, not of the index
+    const build = () => buildSnapshot({ source: memorySource(NET, sc.after), outDir: out, height: sc.n, hosts: HOSTS });
+    await expect(build()).rejects.toThrow(/^block spill \S+blocks\.spill: .*EISDIR/);
+    expect(existsSync(`${out}.state/lmdb`)).toBe(true);
+    expect(manifestOf(out)).toBe(oldManifest);
+    rmSync(spill, { recursive: true });
+    renameSync(`${spill}.aside`, spill);
+    const r = await build();
+    expect({ mode: r.mode, fullReason: r.fullReason }).toEqual({ mode: 'incremental', fullReason: undefined });
+    expect(treeBytes(out)).toEqual(freshTree);
   });
 
   it('killed after the scan with its block spill cut short: the index cannot be brought back, so the next run is a full build that says why', async () => {

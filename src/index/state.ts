@@ -132,6 +132,12 @@ export function manifestHash(path: string): string | undefined {
   return hash.digest('hex');
 }
 
+/** An error of the file system or the OS (it has an errno: Node's name, or LMDB's positive number), not of the index's contents. */
+function isSystemError(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return (typeof code === 'string' && code !== '') || (typeof code === 'number' && code > 0);
+}
+
 /**
  * Why the index cannot extend the published tree whose manifest has the sha256 `published`
  * (undefined: it can, from the snapshot it was published with or the one a killed build published).
@@ -186,6 +192,11 @@ export async function openIndex(
       try {
         how.restore?.(store, meta);
       } catch (e) {
+        // A failing disk (ENOSPC, EIO, …) is not a damaged index: the build fails naming it, and the index is kept.
+        if (isSystemError(e)) {
+          await store.close();
+          throw e;
+        }
         fullReason = `the index cannot be brought back to the published snapshot: ${(e as Error).message}`;
       }
     }
