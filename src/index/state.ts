@@ -183,7 +183,7 @@ export async function openIndex(
   if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== heightRecordAt(store, 0)?.hash) fullReason = 'the source is another chain';
   if (!fullReason && meta) {
     if (meta.pending && published === meta.pending.generation) {
-      // Killed after the swap: the index is the one that snapshot was made from.
+      // Killed after the swap (or before it, its tree byte for byte the published one): the index is the one that tree was made from.
       if (meta.tip !== meta.pending.height || heightRecordAt(store, meta.tip)?.hash !== meta.pending.hash) {
         fullReason = `the index (tip ${meta.tip}) is not the one the published snapshot at height ${meta.pending.height} was made from`;
       } else markPublished(store, meta);
