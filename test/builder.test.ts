@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptAddress } from '../src/chain/address.js';
 import { parseBlock, type Block } from '../src/chain/block.js';
@@ -606,5 +607,15 @@ describe('builder: writeBlocksDir', () => {
     const back = readBack(dir, BTC.magic);
     expect(back.map((r) => r.raw.toString('hex'))).toEqual(chain.main.map((b) => b.raw.toString('hex')));
     expect(res.records.map((r) => r.hash)).toEqual(chain.main.map((b) => b.hash));
+  });
+});
+
+describe('builder: source layout', () => {
+  it('no source file under src/builder is over 400 lines (one generator split into steps)', () => {
+    const root = fileURLToPath(new URL('../src/builder/', import.meta.url));
+    const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(files).toContain('chain.ts');
+    const long = files.map((f) => ({ f, lines: readFileSync(join(root, f), 'utf8').trimEnd().split('\n').length })).filter((x) => x.lines > 400);
+    expect(long).toEqual([]);
   });
 });

@@ -89,7 +89,7 @@ export class BlockContext {
     const rand = opts.rand ?? this.cb.randomBytes(20);
     if (rand.length > 20) throw new Error('name rand is at most 20 bytes');
     const commitment = nameCommitment(rand, nameBuf);
-    const to = opts.to ?? locks.p2pkh(this.cb.newKey());
+    const to = opts.to ?? locks.p2pkh(this.cb.key());
     const t = this.makeTx({ version: NAMECOIN_TX_VERSION, outputs: [{ lock: locks.nameNew(commitment, to), value: NAME_AMOUNT }] }, false);
     this.record('name_new', nameBuf, undefined, rand, commitment, t.txid, 0, false);
     return { ...t, name: nameBuf, rand, commitment, nameOut: t.out(0), height: this.height };
@@ -103,7 +103,7 @@ export class BlockContext {
     this.requireNamecoin();
     const valueBuf = toBytes(value);
     checkValue(valueBuf);
-    const coin = this.cb.utxoGet(refKey(nn.nameOut.txid, nn.nameOut.vout));
+    const coin = this.cb.coinByKey(refKey(nn.nameOut.txid, nn.nameOut.vout));
     if (!coin || coin.lock.kind !== 'name_new') throw new Error(`name_new ${nn.nameOut.txid}:${nn.nameOut.vout} is not unspent`);
     if (this.height - coin.height < MIN_FIRSTUPDATE_DEPTH) {
       throw new Error(`name_firstupdate of "${nn.name.toString('latin1')}" at height ${this.height}: its name_new at ${coin.height} is less than ${MIN_FIRSTUPDATE_DEPTH} blocks deep`);
@@ -112,7 +112,7 @@ export class BlockContext {
     if (existing && !this.expired(existing)) {
       throw new Error(`name_firstupdate of "${nn.name.toString('latin1')}" at height ${this.height}: the name is registered (height ${existing.height}) and not expired`);
     }
-    const to = opts.to ?? coin.lock.inner ?? locks.p2pkh(this.cb.newKey());
+    const to = opts.to ?? coin.lock.inner ?? locks.p2pkh(this.cb.key());
     const t = this.makeTx({ version: NAMECOIN_TX_VERSION, inputs: [nn.nameOut], outputs: [{ lock: locks.nameFirstUpdate(nn.name, nn.rand, valueBuf, to), value: NAME_AMOUNT }] }, true);
     this.setName(nn.name, t.txid, existing);
     this.record('name_firstupdate', nn.name, valueBuf, nn.rand, undefined, t.txid, 0, existing !== undefined);
@@ -128,7 +128,7 @@ export class BlockContext {
     const e = this.cb.nameEntry(nameBuf);
     if (!e) throw new Error(`name_update of unregistered name "${nameBuf.toString('latin1')}"`);
     if (this.expired(e)) throw new Error(`name_update of "${nameBuf.toString('latin1')}" at height ${this.height}: expired (last update ${e.height})`);
-    const coin = this.cb.utxoGet(e.key);
+    const coin = this.cb.coinByKey(e.key);
     if (!coin) throw new Error(`name "${nameBuf.toString('latin1')}": its output ${e.key} is not unspent`);
     const to = opts.to ?? coin.lock.inner!;
     const [txid, vout] = splitKey(e.key);
@@ -143,7 +143,7 @@ export class BlockContext {
   }
 
   private setName(name: Buffer, txid: string, prev: NameEntry | undefined): void {
-    this.cb.apply(this.ops, { t: 'name', name: name.toString('hex'), prev, next: { key: refKey(txid, 0), height: this.height } });
+    this.cb.applyAndLog(this.ops, { t: 'name', name: name.toString('hex'), prev, next: { key: refKey(txid, 0), height: this.height } });
   }
 
   private record(op: NameOpKind, name: Buffer, value: Buffer | undefined, rand: Buffer | undefined, commitment: Buffer | undefined, txid: string, vout: number, rereg: boolean): void {
@@ -163,7 +163,7 @@ export class BlockContext {
     for (const x of spec.inputs ?? []) {
       const ref = isRef(x) ? x : x.ref;
       const key = refKey(ref.txid, ref.vout);
-      const coin = cb.utxoGet(key);
+      const coin = cb.coinByKey(key);
       if (!coin) throw new Error(`height ${this.height}: input ${key} is not an unspent output`);
       if (used.has(key)) throw new Error(`height ${this.height}: input ${key} spent twice`);
       if (coin.coinbase && this.height - coin.height < cb.coinbaseMaturity) {
@@ -194,7 +194,7 @@ export class BlockContext {
     const finalOuts: OutputSpec[] = [...outs];
     if (free === 0 && spec.change !== false) {
       const surplus = sumIn - fixed - fee;
-      if (surplus >= DUST) finalOuts.push({ lock: spec.change ?? cb.walletLock(), value: surplus, wallet: spec.change === undefined });
+      if (surplus >= DUST) finalOuts.push({ lock: spec.change ?? cb.nextChangeLock(), value: surplus, wallet: spec.change === undefined });
     }
     const values = splitValues(finalOuts, sumIn - fee, 'tx');
     const realFee = sumIn - values.reduce((s, v) => s + v, 0n);
@@ -209,7 +209,7 @@ export class BlockContext {
     const st = serializeTx(data);
     const spent: Coin[] = [];
     for (const { coin, key } of ins) {
-      cb.apply(this.ops, { t: 'del', key, coin });
+      cb.applyAndLog(this.ops, { t: 'del', key, coin });
       spent.push(coin);
     }
     const refs: OutRef[] = [];
@@ -217,7 +217,7 @@ export class BlockContext {
       refs.push({ txid: st.txid, vout: i });
       if (!o.lock.satisfy) return; // unspendable: never enters the UTXO set
       const coin: Coin = { hash: st.hash, txid: st.txid, vout: i, value: values[i]!, lock: o.lock, height: this.height, coinbase: false, wallet: o.wallet ?? false };
-      cb.apply(this.ops, { t: 'add', key: refKey(st.txid, i), coin });
+      cb.applyAndLog(this.ops, { t: 'add', key: refKey(st.txid, i), coin });
     });
     this.txs.push(st);
     this.fees += realFee;

@@ -105,8 +105,7 @@ export class ChainBuilder {
     this.byHash.set(id, genesis);
     this.best = genesis;
     this.active = genesis;
-    const wk = this.keys.key();
-    this.minerLock = locks.p2pkh(wk);
+    this.minerLock = locks.p2pkh(this.keys.key());
     this.changeLocks = [locks.p2pkh(this.keys.key()), locks.p2wpkh(this.keys.key()), locks.p2pkh(this.keys.key())];
   }
 
@@ -195,10 +194,10 @@ export class ChainBuilder {
     return n;
   }
 
-  /** @internal applies an op to the live state and records it. */
-  apply(ops: Op[], op: Op): void {
+  /** @internal applies an op to the live state and appends it to `log` (the block's undo log). */
+  applyAndLog(log: Op[], op: Op): void {
     this.applyOp(op, true);
-    ops.push(op);
+    log.push(op);
   }
 
   private applyOp(op: Op, forward: boolean): void {
@@ -272,7 +271,7 @@ export class ChainBuilder {
     const cb = serializeTx(coinbaseTx(height, this.prng.bytes(4), outputs, witness));
     cbOuts.forEach((o, i) => {
       const coin: Coin = { hash: cb.hash, txid: cb.txid, vout: i, value: values[i]!, lock: o.lock, height, coinbase: true, wallet: o.wallet ?? opts.coinbase === undefined };
-      if (o.lock.satisfy) this.apply(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
+      if (o.lock.satisfy) this.applyAndLog(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
     });
     // Namecoin: names last updated `depth` blocks ago expire now; their coins become unspendable.
     const depth = this.network.nameExpirationDepth?.(height);
@@ -280,7 +279,7 @@ export class ChainBuilder {
       for (const e of this.nameState.values()) {
         if (e.height + depth <= height) {
           const coin = this.utxo.get(e.key);
-          if (coin) this.apply(ctx.ops, { t: 'del', key: e.key, coin });
+          if (coin) this.applyAndLog(ctx.ops, { t: 'del', key: e.key, coin });
         }
       }
     }
@@ -311,30 +310,25 @@ export class ChainBuilder {
     return node;
   }
 
-  /** @internal */
-  walletLock(): Lock {
+  /** @internal the next change lock of the wallet (they take turns). */
+  nextChangeLock(): Lock {
     const l = this.changeLocks[this.changeIndex % this.changeLocks.length]!;
     this.changeIndex++;
     return l;
   }
 
-  /** @internal */
-  utxoGet(key: string): Coin | undefined {
+  /** @internal an unspent coin by its {@link refKey}. */
+  coinByKey(key: string): Coin | undefined {
     return this.utxo.get(key);
   }
 
-  /** @internal */
+  /** @internal the coins automatic funding may spend, oldest first. */
   walletCoins(): IterableIterator<[string, Coin]> {
     return this.wallet.entries();
   }
 
-  /** @internal */
+  /** @internal a registered name's current coin. */
   nameEntry(name: Buffer): NameEntry | undefined {
     return this.nameState.get(name.toString('hex'));
-  }
-
-  /** @internal */
-  newKey(): Key {
-    return this.keys.key();
   }
 }
