@@ -227,6 +227,9 @@ describe('writer worker (writeBatch)', () => {
     mkdirSync(pub);
     mkdirSync(st);
     writeFileSync(join(pub, 'stats.json'), 'published');
+    mkdirSync(join(pub, 'dir'));
+    writeFileSync(join(pub, 'dir', 'x.json'), 'published x');
+    const staleX = (): UpdateTarget => ({ published: pub, stale: new Set(['dir/x.json']) });
     symlinkSync(join(outside, 'victim.txt'), join(st, 'stats.json'));
     symlinkSync(outside, join(st, 'dir'));
     const stale = (): UpdateTarget => ({ published: pub, stale: new Set(['stats.json']) });
@@ -237,6 +240,9 @@ describe('writer worker (writeBatch)', () => {
       [undefined, 'dir/new.json', 'new'],
       [sameTree(st), 'dir/x.json', 'new'],
       [sameTree(st), 'dir/x.json', null],
+      [staleX(), 'dir/x.json', 'published x'],
+      [staleX(), 'dir/x.json', 'new'],
+      [staleX(), 'dir/x.json', null],
     ];
     for (const [update, rel, data] of cases) {
       const at = { path: '' };

@@ -211,8 +211,8 @@ export function pruneEmpty(root: string, dir: string, dirs: Set<string>): void {
  */
 function inDir<T>(root: string, dir: string, dirs: Set<string>, f: () => T): T {
   for (let attempt = 0; ; attempt++) {
-    ensureDir(root, dir, dirs);
     try {
+      ensureDir(root, dir, dirs);
       return f();
     } catch (e) {
       if (errCode(e) !== 'ENOENT' || attempt >= 3) throw e;
@@ -309,7 +309,6 @@ export function writeFile(
     return removed ? DELETED : ABSENT;
   }
   const parts: Iterable<Uint8Array> = data instanceof Uint8Array ? [data] : data;
-  ensureDir(root, dir, dirs);
   let written: [digest: Buffer, size: number] | undefined;
   if (update) {
     const published = join(update.published, rel);
@@ -318,12 +317,14 @@ export function writeFile(
     const list = Array.isArray(parts) ? (parts as readonly Uint8Array[]) : [...parts];
     if (old && sameBytes(old, list)) {
       if (stale) {
-        rmSync(path, { force: true });
-        inDir(root, dir, dirs, () => linkSync(published, path));
+        inDir(root, dir, dirs, () => {
+          rmSync(path, { force: true });
+          linkSync(published, path);
+        });
       }
       return UNCHANGED;
     }
-    if (stale) written = overwriteHashed(path, list);
+    if (stale && ensureDir(root, dir, dirs, false)) written = overwriteHashed(path, list);
     if (!written) {
       // A new file at `path`: the staging tree's link to the published file is removed, never
       // written through (the exclusive create fails rather than open a file somebody linked
@@ -332,12 +333,14 @@ export function writeFile(
       // one renamed costs as little as unlink + create; tmpfs: 17 µs both). Nothing needs the step
       // to be atomic: a killed build's staging tree is discarded, never published or taken as the
       // spare (publish.ts recoverInterrupted, takeSpare).
-      try {
-        unlinkSync(path);
-      } catch (e) {
-        if (errCode(e) !== 'ENOENT') throw e;
-      }
-      written = inDir(root, dir, dirs, () => createHashed(path, list, 'wx'));
+      written = inDir(root, dir, dirs, () => {
+        try {
+          unlinkSync(path);
+        } catch (e) {
+          if (errCode(e) !== 'ENOENT') throw e;
+        }
+        return createHashed(path, list, 'wx');
+      });
     }
   } else {
     // Tried again only when the open fails, before any part is taken (a generator's are taken once).
