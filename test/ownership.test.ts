@@ -223,6 +223,11 @@ describe('one --state serves one build at a time', () => {
     expect(code2).toBe(1);
     expect(second.err()).toMatch(new RegExp(`--state ${state} is in use by another build \\(pid ${first.child.pid}, lock ${state}/\\.lock\\)`));
     expect(existsSync(join(d, 'b'))).toBe(false);
+    // The same index by another path (a symlink to it): the same lock.
+    symlinkSync(state, join(d, 'state-link'));
+    const third = startChild(join(d, 'c'), join(d, 'state-link'));
+    expect(await third.exited).toBe(1);
+    expect(third.err()).toContain(`--state ${join(d, 'state-link')} is in use by another build (pid ${first.child.pid}`);
     // The first was still paused while the second ran: it resumes only now, and succeeds.
     expect(first.out()).not.toContain('done');
     writeFileSync(go, '');
