@@ -61,6 +61,14 @@ describe('CLI input errors', () => {
     expect(file.stderr).toMatch(/^snapshot: no snapshot at .*file \(not a directory\)/);
   });
 
+  it('an option given without its value is one line, exit 1, not its default', async () => {
+    const [port, dir, out] = await Promise.all([cli('serve', '--port'), cli('verify', '--dir'), cli('build', '--height', '5', '--out')]);
+    for (const [r, name] of [[port, 'port'], [dir, 'dir'], [out, 'out']] as const) {
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`snapshot: Not enough arguments following: ${name}\n`);
+    }
+  });
+
   it('a typo’d command suggests the right one', async () => {
     const r = await cli('biuld');
     expect(r.status).toBe(1);

@@ -46,22 +46,23 @@ export async function buildAndReport(
 
 const options = (y: Argv) =>
   y
-    .option('source', { type: 'string', describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
-    .option('network', { type: 'string', describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
-    .option('height', { type: 'string', describe: 'snapshot height (default: the tip)', coerce: (v: unknown) => wholeNumber('height', v, '1000') })
-    .option('out', { type: 'string', default: 'out', describe: 'output directory' })
+    .option('source', { type: 'string', requiresArg: true, describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
+    .option('network', { type: 'string', requiresArg: true, describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
+    .option('height', { type: 'string', requiresArg: true, describe: 'snapshot height (default: the tip)', coerce: (v: unknown) => wholeNumber('height', v, '1000') })
+    .option('out', { type: 'string', requiresArg: true, default: 'out', describe: 'output directory' })
     .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
     .option('max-address-txouts', {
       type: 'string',
+      requiresArg: true,
       default: '10000',
       describe: 'cap on outputs per address document (0 = none)',
       coerce: (v: unknown) => wholeNumber('max-address-txouts', v, '10000'),
     })
-    .option('rpc-cookie', { type: 'string', describe: 'cookie file for RPC auth' })
-    .option('state', { type: 'string', describe: 'persistent index for incremental builds (default: <out>.state)' })
+    .option('rpc-cookie', { type: 'string', requiresArg: true, describe: 'cookie file for RPC auth' })
+    .option('state', { type: 'string', requiresArg: true, describe: 'persistent index for incremental builds (default: <out>.state)' })
     .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
     .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
-    .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (the snapshot stops below an invalid main-chain block)' })
+    .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (an invalid main-chain block is set aside with its descendants: the best valid chain is built)' })
     .option('hosts', { type: 'string', array: true, choices: [...HOSTS], describe: 'hosting providers to write glue files for (default: all)' })
     // The old name of --hosts, kept so that scripts keep working (serve's --host is the address to listen on):
     // its values join --hosts before the checks, so that an unknown one is reported as one of --hosts.

@@ -11,7 +11,7 @@ import { listenOptions } from './serve.js';
 export const demoCommand = command({
   command: 'demo',
   describe: 'build the embedded demo chain and serve it (one process: stopping it stops the server)',
-  builder: (y: Argv) => listenOptions(y.option('out', { type: 'string', default: 'out', describe: 'output directory' })),
+  builder: (y: Argv) => listenOptions(y.option('out', { type: 'string', requiresArg: true, default: 'out', describe: 'output directory' })),
   handler: async (argv) => {
     checkTargets(argv.out, undefined, false);
     const out = await buildAndReport(demoSource(undefined), argv.out, new Progress(), {});

@@ -7,12 +7,12 @@ import { command, port, snapshotDir } from '../cli-args.js';
 /** Where to listen; shared with `snapshot demo`. */
 export const listenOptions = <T>(y: Argv<T>) =>
   y
-    .option('port', { type: 'string', default: '8080', describe: 'port to listen on (0 = any free port)', coerce: (v: unknown) => port('port', v) })
-    .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 = every interface)' });
+    .option('port', { type: 'string', requiresArg: true, default: '8080', describe: 'port to listen on (0 = any free port)', coerce: (v: unknown) => port('port', v) })
+    .option('host', { type: 'string', requiresArg: true, default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 = every interface)' });
 
 export const serveCommand = command({
   command: 'serve',
   describe: 'serve a built snapshot over HTTP',
-  builder: (y: Argv) => listenOptions(y.option('dir', { type: 'string', default: 'out', describe: 'snapshot directory (made by snapshot build)' })),
+  builder: (y: Argv) => listenOptions(y.option('dir', { type: 'string', requiresArg: true, default: 'out', describe: 'snapshot directory (made by snapshot build)' })),
   handler: (argv) => serveUntilSignal({ dir: snapshotDir(resolve(argv.dir)), port: argv.port, host: argv.host }),
 });

@@ -10,7 +10,7 @@ export const verifyCommand = command({
   describe: 'check a built snapshot against its manifest and for internal consistency',
   builder: (y: Argv) =>
     y
-      .option('dir', { type: 'string', default: 'out', describe: 'snapshot directory' })
+      .option('dir', { type: 'string', requiresArg: true, default: 'out', describe: 'snapshot directory' })
       .option('verbose', { type: 'boolean', default: false, describe: 'list every problem and the counts' }),
   handler: async (argv) => {
     const progress = new Progress();

@@ -198,7 +198,7 @@ export class FileCache {
 
 /**
  * Identity of a tree: inode and mtime of its root directory and of `_manifest.json` (a rebuild
- * renames a new directory onto the root; `snapshot build --host` adding files changes the
+ * renames a new directory onto the root; `snapshot build --hosts` adding files changes the
  * root's mtime). Checked at most once per interval; `onChange` runs (and is awaited) when the
  * identity differs from the previous one.
  */
