@@ -242,6 +242,16 @@ describe('snapshot verify', () => {
     expectProblem(r, txPath(tx.hash, 'bin'), /hashes to [0-9a-f]{64}, not to its name/);
   });
 
+  it('a directory replaced by a file: the paths below it are named missing (no crash on ENOTDIR)', async () => {
+    const d = copy();
+    const variant = readFileSync(join(d, MANIFEST_PATH), 'utf8').split('\n').find((l) => l.includes(' v/'))!.split(' ')[2]!;
+    rmSync(join(d, 'v'), { recursive: true });
+    writeFileSync(join(d, 'v'), 'not a directory');
+    const r = await verifySnapshot(d);
+    expectProblem(r, variant, /missing/);
+    expectProblem(r, 'v', /not listed in the manifest/);
+  });
+
   it('left the good tree alone', async () => {
     expect((await verifySnapshot(good)).ok).toBe(true);
   });

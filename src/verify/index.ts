@@ -10,8 +10,12 @@
  *  1. `_site.json`, `stats.json`, and the main chain from the tip down to genesis
  *     (`prev_block` back, `next_block` forward, the count equals the height + 1).
  *  2. The manifest, line by line: size and sha256 of the file, JSON parses, and the checks of
- *     its kind (tx, block, address, name variants, error documents).
- *  3. The tree: no file that the manifest does not list (except `_manifest.json`).
+ *     its kind (tx, block, address, name variants, error documents). A block document is
+ *     checked field by field against its parsed .bin (header, size, n_tx, mrkl_tree, aux_pow,
+ *     each embedded tx by the tx checks), a tx document against its .bin.
+ *  3. The tree: no file that the manifest does not list (except `_manifest.json`), and nothing
+ *     but regular files and directories (a symlink, even to identical bytes, FIFO or device is
+ *     named; files are opened without following symlinks, so none is read through one).
  *  4. Totals: every tx document belongs to a main-chain block, stats and `_site.json` counts.
  */
 import { statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /** The verifier's state, file access and shared helpers; the checks live in one file per kind. */
-import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, opendirSync, readSync, type Dir } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, opendirSync, readSync, type Dir, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { type Network } from '../chain/networks.js';
 import { txPath } from '../contract/layout.js';
@@ -122,11 +122,9 @@ export function readRegular(path: string): Buffer | NotRegular {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
-    if (isErrno(e, 'ENOENT')) return 'missing';
+    if (isErrno(e, 'ENOENT') || isErrno(e, 'ENOTDIR')) return 'missing'; // ENOTDIR: a parent is a file
     // O_NOFOLLOW's error on a symlink is ELOOP (Linux) or EMLINK (BSDs): ask lstat.
-    const st = lstatSync(path, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) return 'symlink';
-    return e as Error;
+    return lstatOrUndefined(path)?.isSymbolicLink() ? 'symlink' : (e as Error);
   }
   try {
     const st = fstatSync(fd);
@@ -143,6 +141,15 @@ export function readRegular(path: string): Buffer | NotRegular {
     return e as Error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** lstat, or undefined where there is nothing to stat (also ENOTDIR: a parent is a file). */
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
   }
 }
 
@@ -344,7 +351,7 @@ export class Verifier {
 
   /** A regular file is there; a symlink or other non-regular entry is reported and is not one. */
   exists(rel: string): boolean {
-    const st = lstatSync(this.abs(rel), { throwIfNoEntry: false });
+    const st = lstatOrUndefined(this.abs(rel));
     if (st === undefined || st.isFile()) return st !== undefined;
     if (st.isSymbolicLink()) this.missingProblem(rel, SYMLINK_PROBLEM);
     else if (!st.isDirectory()) this.missingProblem(rel, OTHER_PROBLEM);
