@@ -184,8 +184,14 @@ describe.skipIf(NO_CHAIN)('nothing is written through a symlink (Bitcoin mainnet
     const spare = readdirSync(rel).find((e) => e.endsWith('.spare'))!.slice(0, -'.spare'.length);
     unlinkSync(join(rel, spare, STATS_PATH));
     symlinkSync(victim, join(rel, spare, STATS_PATH));
-    await expect(b(500)).rejects.toThrow(new RegExp(`${STATS_PATH}.*symbolic link`));
+    await expect(b(500)).rejects.toThrow(new RegExp(`refusing to use the spare release ${rel}/${spare}: "${STATS_PATH}" is a symbolic link.*remove ${rel}/${spare}\\.spare`));
     expect(readFileSync(victim, 'utf8')).toBe('victim bytes\n');
+    // As the message says: without the record the spare is not used (the published tree is linked), and is cleared.
+    rmSync(join(rel, `${spare}.spare`));
+    await b(500);
+    expect(readFileSync(victim, 'utf8')).toBe('victim bytes\n');
+    expect(existsSync(join(rel, spare))).toBe(false);
+    expect(manifestMismatches(site)).toEqual([]);
   }, 120_000);
 });
 

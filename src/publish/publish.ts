@@ -288,6 +288,7 @@ function checkOutput(outDir: string, shown: string, force: boolean): void {
     // Our release is read, linked, kept as the spare or removed: all of it must be ours too.
     const current = currentRelease(outDir);
     if (current !== undefined) checkOwned(join(releasesDir(outDir), current), outDir, force);
+    if (current !== undefined) checkSpare(outDir);
     return;
   }
   if (!st.isDirectory()) refuse(`--out ${outDir} is a file, not a directory: refusing to replace it`);
@@ -308,6 +309,37 @@ function resolvedPath(path: string): string {
       const code = (e as NodeJS.ErrnoException).code;
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(at) === at) throw e;
       rest.push(basename(at));
+    }
+  }
+}
+
+/**
+ * The spare's stale paths (the ones an incremental build overwrites in place, see takeSpare)
+ * are regular files or absent, below real directories: anything else there is not ours, and
+ * the build is refused before any work (even forced; the spare can be dropped instead).
+ */
+function checkSpare(outDir: string): void {
+  const spare = validSpare(outDir);
+  if (spare === undefined) return;
+  const dir = join(releasesDir(outDir), spare.name);
+  const real = new Set<string>([dir]);
+  const isRealDir = (d: string): boolean => {
+    if (real.has(d)) return true;
+    if (!isRealDir(dirname(d))) return false;
+    const st = lstatOrUndefined(d);
+    if (st === undefined) return false;
+    if (!st.isDirectory()) {
+      refuse(`refusing to use the spare release ${dir}: "${d.slice(dir.length + 1)}" is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}: not made by chain snapshot; remove ${join(releasesDir(outDir), spare.name + SPARE)} to build without it`);
+    }
+    real.add(d);
+    return true;
+  };
+  for (const rel of spare.changed) {
+    const path = join(dir, rel);
+    if (!isRealDir(dirname(path))) continue;
+    const st = lstatOrUndefined(path);
+    if (st !== undefined && !st.isFile()) {
+      refuse(`refusing to use the spare release ${dir}: "${rel}" is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}: not made by chain snapshot; remove ${join(releasesDir(outDir), spare.name + SPARE)} to build without it`);
     }
   }
 }
