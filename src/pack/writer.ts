@@ -421,17 +421,25 @@ export class PackWriter {
         bucketBits,
         slotCapacity: capacity,
       };
+    } catch (e) {
+      this.dropNewParts();
+      throw e;
     } finally {
       rmSync(this.tmp, { recursive: true, force: true });
     }
   }
 
-  /** Drops everything this writer wrote that no index refers to yet. */
-  abort(): void {
-    this.finished = true;
-    if (this.part) closeSync(this.part.fd);
+  private dropNewParts(): void {
     const kept = new Set(this.baseParts.map((p) => p.name));
     for (const name of this.newParts) if (!kept.has(name)) rmSync(join(this.dir, name), { force: true });
+  }
+
+  /** Drops everything this writer wrote that no index refers to yet. */
+  abort(): void {
+    if (this.part) closeSync(this.part.fd);
+    this.part = undefined;
+    if (!this.finished) this.dropNewParts();
+    this.finished = true;
     rmSync(this.tmp, { recursive: true, force: true });
   }
 }

@@ -1,0 +1,177 @@
+// The pack writer's paths that a tree conversion does not take: spilled sorted runs, several
+// parts, a path added twice, and recipe entries (synthetic, and real address documents
+// assembled from the tx documents they embed).
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Encoding, Kind, type RecipeSegment } from '../src/contract/pack-format.js';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { answerBytes, PackReader } from '../src/pack/reader.js';
+import { PackWriter } from '../src/pack/writer.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { demoSource } from '../src/source/demo.js';
+import { tempDir } from './memory-builds.js';
+
+const dir = tempDir('snapshot-pack-writer-');
+
+describe('pack writer', () => {
+  it('spilled runs and parts cut small give the same answers as one run in one part', async () => {
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ path: `tx/${i.toString(16).padStart(64, '0')}.json`, bytes: Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(i % 200) })) }));
+    const one = new PackWriter(dir('one'));
+    const many = new PackWriter(dir('many'), { runEntries: 100, maxPartBytes: 20_000 });
+    // Added out of key order (paths in reverse) on purpose.
+    for (const d of [...docs].reverse()) {
+      one.add(d.path, d.bytes);
+      many.add(d.path, d.bytes);
+    }
+    const a = one.finish();
+    const b = many.finish();
+    expect(a.parts).toHaveLength(1);
+    expect(b.parts.length).toBeGreaterThan(3);
+    for (const p of b.parts) expect(p.size).toBeLessThanOrEqual(20_000);
+    // No leftovers: parts, index, pack.json only.
+    expect(readdirSync(dir('many')).sort()).toEqual([...b.parts.map((p) => p.name), b.index, 'pack.json'].sort());
+    for (const d of [a, b]) {
+      const r = await PackReader.open(d.dir);
+      for (const doc of docs) expect(Buffer.from(await answerBytes((await r.get(doc.path))!)).equals(doc.bytes), doc.path).toBe(true);
+      expect(await r.verify()).toEqual([]);
+      await r.close();
+    }
+  });
+
+  it('a path added twice fails at finish, naming it, and leaves no pack behind', () => {
+    const w = new PackWriter(dir('twice'), { runEntries: 2 });
+    w.add('stats.json', Buffer.from('{}'));
+    w.add('a', Buffer.from('1'));
+    w.add('b', Buffer.from('2'));
+    w.add('stats.json', Buffer.from('{"x":1}'));
+    expect(() => w.finish()).toThrow('pack writer: stats.json was added twice');
+    expect(readdirSync(dir('twice'))).toEqual([]);
+  });
+
+  it('identical contents share a blob; a .hex entry answers the lowercase hex of its .bin blob', async () => {
+    const w = new PackWriter(dir('dedup'));
+    const raw = randomBytes(500);
+    const bin = w.add('tx/a.bin', raw);
+    const hex = w.addHex('tx/a.hex', raw);
+    const e1 = w.add('errors/tx.json', Buffer.from('{"error":"Tx not found."}'));
+    const e2 = w.add('v/history/name/x.json', Buffer.from('{"error":"Tx not found."}'));
+    expect(hex.blob).toEqual(bin.blob);
+    expect(e2.blob).toEqual(e1.blob);
+    const s = w.finish();
+    expect(s.blobs).toBe(2);
+    const r = await PackReader.open(s.dir);
+    const h = (await r.get('tx/a.hex', { acceptEncoding: 'gzip' }))!;
+    expect(h.kind).toBe(Kind.HEX);
+    expect(h.contentEncoding).toBe('identity');
+    expect(Buffer.from(h.bytes!).toString('latin1')).toBe(raw.toString('hex'));
+    await r.close();
+  });
+
+  it('a recipe assembles literals and ranges of gzip and identity blobs, in order', async () => {
+    const w = new PackWriter(dir('recipe'));
+    const text = Buffer.from(JSON.stringify({ a: 'y'.repeat(2000), b: [1, 2, 3] }));
+    const zipped = w.add('doc.json', text);
+    expect(zipped.blob.encoding).toBe(Encoding.GZIP);
+    const raw = randomBytes(300);
+    const plain = w.add('raw.bin', raw);
+    expect(plain.blob.encoding).toBe(Encoding.IDENTITY);
+    const segs: RecipeSegment[] = [
+      { type: 'literal', bytes: Buffer.from('[') },
+      { type: 'range', blob: zipped.blob, start: 0, length: text.length },
+      { type: 'literal', bytes: Buffer.from(',') },
+      { type: 'range', blob: plain.blob, start: 10, length: 20 },
+      { type: 'range', blob: zipped.blob, start: 5, length: 7 },
+      { type: 'literal', bytes: Buffer.from(']') },
+    ];
+    const want = Buffer.concat([Buffer.from('['), text, Buffer.from(','), raw.subarray(10, 30), text.subarray(5, 12), Buffer.from(']')]);
+    expect(w.addRecipe('r.json', segs).size).toBe(want.length);
+    w.addRecipe('bad.json', [{ type: 'range', blob: plain.blob, start: 290, length: 20 }]);
+    const s = w.finish();
+    const r = await PackReader.open(s.dir);
+    const a = (await r.get('r.json', { acceptEncoding: 'gzip' }))!;
+    expect(a.kind).toBe(Kind.RECIPE);
+    expect(a.contentEncoding).toBe('identity');
+    expect(a.size).toBe(want.length);
+    expect(Buffer.from(await answerBytes(a)).equals(want)).toBe(true);
+    await expect(answerBytes((await r.get('bad.json'))!)).rejects.toThrow('recipe of bad.json: segment 0 asks for bytes 290–309 of a blob of 300');
+    await r.close();
+  });
+});
+
+describe('recipes on real address documents (demo tree)', () => {
+  let tree: string;
+  let paths: string[];
+  beforeAll(async () => {
+    tree = dir('tree');
+    await buildSnapshot({ source: demoSource(), outDir: tree });
+    paths = readFileSync(join(tree, MANIFEST_PATH), 'utf8').trim().split('\n').map((l) => l.split(' ')[2]!);
+  });
+
+  /** Segments of an address document: literals between the verbatim texts of its tx documents. */
+  function segmentsOf(doc: Buffer, txBlobs: Map<string, { blob: RecipeSegment & { type: 'range' } }>): { segs: RecipeSegment[]; pieces: Buffer[] } {
+    const txids = Object.keys((JSON.parse(doc.toString()) as { transactions: Record<string, unknown> }).transactions);
+    const segs: RecipeSegment[] = [];
+    const pieces: Buffer[] = [];
+    let at = 0;
+    const found = txids
+      .map((t) => {
+        const ref = txBlobs.get(t)!;
+        const text = readFileSync(join(tree, `tx/${t}.json`));
+        return { ref, at: doc.indexOf(text), text };
+      })
+      .sort((a, b) => a.at - b.at);
+    for (const f of found) {
+      expect(f.at).toBeGreaterThanOrEqual(at);
+      pieces.push(doc.subarray(at, f.at), f.text);
+      segs.push({ type: 'literal', bytes: doc.subarray(at, f.at) }, f.ref.blob);
+      at = f.at + f.text.length;
+    }
+    pieces.push(doc.subarray(at));
+    segs.push({ type: 'literal', bytes: doc.subarray(at) });
+    return { segs, pieces };
+  }
+
+  it('every address document, stored as a recipe over its tx documents, is answered byte for byte', async () => {
+    const w = new PackWriter(dir('addr-pack'));
+    const txBlobs = new Map<string, { blob: RecipeSegment & { type: 'range' } }>();
+    for (const p of paths.filter((q) => !q.startsWith('address/'))) {
+      const bytes = readFileSync(join(tree, p));
+      const { blob } = w.add(p, bytes);
+      const m = /^tx\/([0-9a-f]{64})\.json$/.exec(p);
+      if (m) txBlobs.set(m[1]!, { blob: { type: 'range', blob, start: 0, length: bytes.length } });
+    }
+    const addresses = paths.filter((q) => q.startsWith('address/'));
+    expect(addresses.length).toBeGreaterThan(10);
+    let embedded = 0;
+    let docBytes = 0;
+    let multiMember = 0;
+    for (const p of addresses) {
+      const doc = readFileSync(join(tree, p));
+      const { segs, pieces } = segmentsOf(doc, txBlobs);
+      embedded += segs.filter((s) => s.type === 'range').length;
+      docBytes += doc.length;
+      w.addRecipe(p, segs);
+      // The gzip members a recipe could be sent as: gzip of each literal, the stored tx blobs between.
+      const cat = Buffer.concat(pieces.map((b) => gzipSync(b)));
+      multiMember += cat.length;
+      // Concatenated members are one valid gzip stream (RFC 1952 §2.2) for zlib.
+      expect(gunzipSync(cat).equals(doc), p).toBe(true);
+    }
+    expect(embedded).toBeGreaterThan(addresses.length - 1);
+    const s = w.finish();
+    const r = await PackReader.open(s.dir, { slotCache: 0 });
+    for (const p of addresses) {
+      const a = (await r.get(p))!;
+      expect(a.kind).toBe(Kind.RECIPE);
+      const got = Buffer.from(await answerBytes(a));
+      expect(got.equals(readFileSync(join(tree, p))), p).toBe(true);
+      expect(a.size).toBe(got.length);
+    }
+    expect(await r.verify()).toEqual([]);
+    await r.close();
+    console.log(`demo address documents: ${addresses.length} docs, ${docBytes} bytes, ${embedded} embedded tx documents; as multi-member gzip ${multiMember} bytes`);
+  });
+});
