@@ -4,13 +4,15 @@ import { defineConfig } from 'vitest/config';
 // The slowest files (measured on 2 cores), started first so that the two workers end
 // together instead of one long file running alone at the end; the rest in vitest's own order.
 const SLOWEST = [
+  'test/incremental-kill.test.ts',
   'test/conformance.test.ts',
   'test/build-kill.test.ts',
+  'test/best-valid-chain.test.ts',
   'test/incremental.test.ts',
+  'test/verify-trust.test.ts',
   'test/ui.e2e.test.ts',
   'test/rpc-rerun.test.ts',
   'test/cli.test.ts',
-  'test/incremental-kill.test.ts',
   'test/block-splice.test.ts',
   'test/validate.test.ts',
   'test/double-buffer.test.ts',
