@@ -10,7 +10,7 @@ import { writeBlocksDir } from '../src/builder/blkfiles.js';
 import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
-import { MIN_RATE_MS, Progress, type ProgressSample } from '../src/site/progress.js';
+import { MIN_RATE_MS, Progress, type ProgressSample } from '../src/runtime/progress.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 
 const net = NETWORKS['namecoin-regtest'];

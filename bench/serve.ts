@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   if (!dir) {
     const { buildSnapshot } = await import('../src/site/build.js');
     const { demoSource } = await import('../src/source/demo.js');
-    const { Progress } = await import('../src/site/progress.js');
+    const { Progress } = await import('../src/runtime/progress.js');
     tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
     dir = join(tmp, 'out');
     const silent = { write: () => true } as unknown as NodeJS.WriteStream;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { IoError } from './index/io-error.js';
+import { IoError } from './runtime/io-error.js';
 import { buildCommand } from './commands/build.js';
 import { demoCommand } from './commands/demo.js';
 import { serveCommand } from './commands/serve.js';

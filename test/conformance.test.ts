@@ -45,7 +45,7 @@ import {
 } from '../src/contract/layout.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
-import { Progress } from '../src/site/progress.js';
+import { Progress } from '../src/runtime/progress.js';
 import { nginxConfig } from '../src/hosts/nginx.js';
 import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';

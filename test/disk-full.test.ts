@@ -16,7 +16,7 @@ import { writeBlocksDir } from '../src/builder/blkfiles.js';
 import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { constants } from 'node:os';
-import { ioError } from '../src/index/io-error.js';
+import { ioError } from '../src/runtime/io-error.js';
 import { RowBatch } from '../src/index/row-batch.js';
 import { isStoreError, openStore } from '../src/index/store.js';
 import { IndexWriteThread } from '../src/index/write-thread.js';

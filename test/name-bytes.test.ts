@@ -10,7 +10,7 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { makeRouterSite, route } from '../src/contract/router.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { ALL_NAME_VARIANTS, namePath, type SiteInfo } from '../src/contract/layout.js';
-import { Progress } from '../src/site/progress.js';
+import { Progress } from '../src/runtime/progress.js';
 import { memorySource } from '../src/source/memory.js';
 import { asMemoryBlocks } from './chains.js';
 

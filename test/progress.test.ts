@@ -8,7 +8,7 @@ import { parseBlock } from '../src/chain/block.js';
 import { demoChain } from '../src/builder/demo.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { formatProgress, MIN_RATE_MS, Progress, type ProgressSample } from '../src/site/progress.js';
+import { formatProgress, MIN_RATE_MS, Progress, type ProgressSample } from '../src/runtime/progress.js';
 import { demoSource } from '../src/source/demo.js';
 
 const root = mkdtempSync(join(tmpdir(), 'snapshot-progress-'));

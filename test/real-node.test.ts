@@ -18,7 +18,7 @@ import { scriptToAsm } from '../src/chain/script.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { ALL_NAME_VARIANTS, namePath, variantKey, type NameVariant } from '../src/contract/layout.js';
-import { Progress } from '../src/site/progress.js';
+import { Progress } from '../src/runtime/progress.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { rawRequest } from './http-raw.js';
 import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';

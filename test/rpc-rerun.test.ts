@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { Progress, type ProgressSample } from '../src/site/progress.js';
+import { Progress, type ProgressSample } from '../src/runtime/progress.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadCoreRegtest, type Chain } from './fake-node.js';
 import { chainPath, HAVE_SHARED, manifestMismatches, SHARED } from './helpers.js';

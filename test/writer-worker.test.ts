@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ABSENT, CHANGED, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/writer-worker.js';
 import { ManifestRows } from '../src/publish/manifest-rows.js';
-import { startWorker } from '../src/publish/worker-start.js';
+import { startWorker } from '../src/runtime/from-source.js';
 
 let logs = 0;
 const rowsRoot = mkdtempSync(join(tmpdir(), 'snapshot-writer-rows-'));

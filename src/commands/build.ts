@@ -5,7 +5,7 @@ import { getNetwork } from '../chain/networks.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
 import { checkTargets } from '../publish/publish.js';
 import { buildSnapshot, type BuildReport } from '../site/build.js';
-import { Progress } from '../site/progress.js';
+import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
 import type { ChainSource } from '../source/types.js';

@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { checkTargets } from '../publish/publish.js';
 import { serveUntilSignal } from '../serve/server.js';
-import { Progress } from '../site/progress.js';
+import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { command } from '../cli-args.js';
 import { buildAndReport } from './build.js';

@@ -1,7 +1,7 @@
 /** `snapshot verify`: check a built tree; exit 1 when a problem is found. */
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { Progress } from '../site/progress.js';
+import { Progress } from '../runtime/progress.js';
 import { formatVerifyReport, verifySnapshot } from '../verify/index.js';
 import { command } from '../cli-args.js';
 

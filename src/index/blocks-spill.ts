@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { onPath, writeAll } from './io-error.js';
+import { onPath, writeAll } from '../runtime/io-error.js';
 
 /** Where one block's bytes sit in the spill file. */
 export interface SpilledBlock {

@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
-import { startWorker } from '../publish/worker-start.js';
+import { startWorker } from '../runtime/from-source.js';
 import type { RowBatch } from './row-batch.js';
 import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker.js';
 

@@ -39,7 +39,7 @@ import {
   type PackRecord,
   type RecipeSegment,
 } from '../contract/pack-format.js';
-import { onPath, writeAll } from '../index/io-error.js';
+import { onPath, writeAll } from '../runtime/io-error.js';
 
 export interface PackWriterOptions {
   /** Parts are cut before they pass this many bytes (default 1 GiB). */

@@ -2,11 +2,11 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/writer.js';
-import { startWorker } from '../publish/worker-start.js';
+import { startWorker } from '../runtime/from-source.js';
 import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
-import { ThreadGate } from '../publish/thread-gate.js';
+import { ThreadGate } from '../runtime/thread-gate.js';
 import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './blocks.js';
 
 interface Thread {

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, rmSync } from 'node:fs';
-import { onPath, writeAll } from '../index/io-error.js';
+import { onPath, writeAll } from '../runtime/io-error.js';
 
 /**
  * The /tx documents the txs stage rendered, for the address render threads (which embed each

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { onPath, writeAll } from '../index/io-error.js';
+import { onPath, writeAll } from '../runtime/io-error.js';
 
 /** The line of a deleted path in a run: never listed, it hides the published manifest's line. */
 const DELETED_MARK = '-'.repeat(64);

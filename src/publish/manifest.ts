@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, openSync, readSync, statSync } from 'node:fs';
-import { onPath, writeAll } from '../index/io-error.js';
+import { onPath, writeAll } from '../runtime/io-error.js';
 import { isDeletion, listRuns } from './manifest-rows.js';
 
 /** What a written manifest lists: the file count (manifest included), total bytes, its own sha256 (the tree's generation id). */

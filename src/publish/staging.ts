@@ -1,7 +1,7 @@
 import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
-import { onPath } from '../index/io-error.js';
+import { onPath } from '../runtime/io-error.js';
 import { createStaging, dropSpare, publishedDir, takeSpare } from './publish.js';
 import { ensureDir, pruneEmpty } from './writer-worker.js';
 

@@ -13,7 +13,7 @@ import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mk
 import { dirname, join, sep } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sha256 } from '../chain/hash.js';
-import { writeAll } from '../index/io-error.js';
+import { writeAll } from '../runtime/io-error.js';
 import { ManifestRows } from './manifest-rows.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:worker_threads';
-import { ioError } from '../index/io-error.js';
+import { ioError } from '../runtime/io-error.js';
 import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
-import { startWorker } from './worker-start.js';
-import { ThreadGate } from './thread-gate.js';
+import { startWorker } from '../runtime/from-source.js';
+import { ThreadGate } from '../runtime/thread-gate.js';
 
 /** A path, its bytes (null: delete it) and its flags (writer-worker.ts HEX, CHANGED). */
 type Entry = [string, Uint8Array | null, number?];
