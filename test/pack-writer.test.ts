@@ -1,13 +1,16 @@
 // The pack writer's paths that a tree conversion does not take: spilled sorted runs, several
 // parts, a path added twice, and recipe entries (synthetic, and real address documents
 // assembled from the tx documents they embed).
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Encoding, Kind, type RecipeSegment } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { packFromTree } from '../src/pack/from-tree.js';
 import { answerBytes, PackReader } from '../src/pack/reader.js';
 import { PackWriter } from '../src/pack/writer.js';
 import { buildSnapshot } from '../src/site/build.js';
@@ -173,5 +176,59 @@ describe('recipes on real address documents (demo tree)', () => {
     expect(await r.verify()).toEqual([]);
     await r.close();
     console.log(`demo address documents: ${addresses.length} docs, ${docBytes} bytes, ${embedded} embedded tx documents; as multi-member gzip ${multiMember} bytes`);
+  });
+});
+
+describe('bad input is named', () => {
+  /** A tiny hand-made tree: files and a manifest that lists them. */
+  function tinyTree(root: string, files: Record<string, string>): void {
+    const lines: string[] = [];
+    for (const [p, text] of Object.entries(files).sort()) {
+      mkdirSync(join(root, p, '..'), { recursive: true });
+      writeFileSync(join(root, p), text);
+      lines.push(`${createHash('sha256').update(text).digest('hex')} ${Buffer.byteLength(text)} ${p}`);
+    }
+    writeFileSync(join(root, MANIFEST_PATH), lines.join('\n') + '\n');
+  }
+
+  it('a tree file that differs from its manifest line fails naming the file and the line; nothing is left behind', async () => {
+    const tree = dir('tiny');
+    tinyTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
+    writeFileSync(join(tree, 'tx/ab.hex'), 'abce');
+    await expect(packFromTree(tree, dir('tiny-pack'))).rejects.toThrow(`${join(tree, 'tx/ab.hex')}: 4 bytes that differ from _manifest.json line 3 (size 4, sha256 `);
+    expect(readdirSync(dir('tiny-pack'))).toEqual([]);
+    await expect(packFromTree(dir('nowhere'), dir('tiny-pack'))).rejects.toThrow(`${dir('nowhere')}: no _manifest.json; not a finished snapshot tree`);
+  });
+
+  it('a .hex that is not exactly lowercase hex is stored as it is', async () => {
+    const tree = dir('tiny-hex');
+    tinyTree(tree, { 'tx/a.hex': 'ABCD', 'tx/b.hex': 'abcd\n', 'tx/c.hex': '00ff' });
+    const s = await packFromTree(tree, dir('tiny-hex-pack'));
+    expect(s.hexEntries).toBe(1);
+    const r = await PackReader.open(dir('tiny-hex-pack'));
+    for (const [p, text] of [['tx/a.hex', 'ABCD'], ['tx/b.hex', 'abcd\n'], ['tx/c.hex', '00ff']] as const) {
+      expect(Buffer.from(await answerBytes((await r.get(p))!)).toString('latin1')).toBe(text);
+    }
+    expect((await r.get('tx/c.hex'))!.kind).toBe(Kind.HEX);
+    await r.close();
+  });
+
+  it('a server that ignores Range is refused by name', async () => {
+    const tree = dir('tiny-http');
+    tinyTree(tree, { 'stats.json': '{}' });
+    const packDir = dir('tiny-http-pack');
+    await packFromTree(tree, packDir);
+    const server = createServer((req, res) => {
+      const name = new URL(req.url!, 'http://x').pathname.slice(1);
+      res.writeHead(200).end(readFileSync(join(packDir, name)));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const index = JSON.parse(readFileSync(join(packDir, 'pack.json'), 'utf8')).index as string;
+      await expect(PackReader.open(url)).rejects.toThrow(`GET ${url}${index} (Range bytes=0-16383): HTTP 200, expected 206 Partial Content`);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
