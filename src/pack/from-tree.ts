@@ -72,7 +72,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       treeBytes += bytes.length;
       if (base) {
         const old = await base.lookup(path);
-        if (old) {
+        // Equal sizes first: a changed size costs no read of the old answer.
+        if (old && old.size === bytes.length) {
           const answer = await base.get(path);
           if (answer && equalBytes(await answerBytes(answer), bytes)) {
             writer.addExisting(path, old);

@@ -385,6 +385,8 @@ export class PackReader {
       for await (const r of this.records()) {
         const id = `${r.part}:${r.offset}:${r.stored}`;
         if (seen.has(id)) continue;
+        // Bounded: forgetting only means a shared blob may be checked again.
+        if (seen.size >= 1 << 20) seen.clear();
         seen.add(id);
         try {
           await this.blob(r, `entry key ${Buffer.from(r.key).toString('hex')}`);
