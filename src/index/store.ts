@@ -34,12 +34,12 @@ export function openStore(dir: string): Store {
   mkdirSync(path, { recursive: true });
   // The whole file mapped (lmdb-js' default on 64-bit), not `remapChunks`: in that mode a read
   // transaction that touches more than 4095 16-page chunks fails with MDB_TXN_FULL (mdb_rpage_get,
-  // reference tracking of chunks is imperfect), as a render thread did on a hub address of a
-  // 200k-tx chain. The mapping's pages count in RSS as page cache the kernel can reclaim.
+  // reference tracking of chunks is imperfect), as a render thread can on a hub address. The
+  // mapping's pages count in RSS as page cache the kernel can reclaim.
   // `mapSize` 1 TiB of address space (the file still grows only as it is written): lmdb-js
   // starts at 128 KB and doubles the map as the file grows, keeping every older map for readers
-  // still on it, so each page read through two maps counted twice in RSS (a 229 MB index of a
-  // 200k-tx build was 558 MB of it). Mapped once at this size, an index is counted once.
+  // still on it, so each page read through two maps would count twice in RSS. Mapped once at
+  // this size, an index is counted once.
   // Every write is synchronous (`putSync`, `transactionSync`; a full build's scan on its own
   // thread: write-thread.ts): a failed write throws LMDB's error where it happened, and no
   // asynchronous commit of lmdb-js can fail with nobody holding its promise.

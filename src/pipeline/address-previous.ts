@@ -64,7 +64,7 @@ const HEADER_SLACK = 200;
  * expected layout. With `expected` (the txids the previous version holds, in document order: an
  * incremental build knows them from the index), the transactions are not scanned byte by byte:
  * each entry is found by its head, `"<txid>":{"hash":"<txid>"`, searched natively from the end
- * of the one before (~4× faster on the hub documents). That head cannot occur anywhere else in a
+ * of the one before (much faster than scanning on the hub documents). That head cannot occur anywhere else in a
  * compact document (inside a JSON string a quote is escaped, and no other object is keyed by a
  * txid), so an entry runs from its head to the comma before the next one; that no other entry
  * lies between two of them is checked by their number against `tx_sz`.

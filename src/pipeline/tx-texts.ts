@@ -11,9 +11,8 @@ import type { TxTextReader } from './tx-text-store.js';
  * spill through the index — the same bytes as its /tx file, since the index is final when the
  * stages run — so no file written by this run is read back and no flush is needed before the
  * address stage. Memory bound: `maxBytes` of JSON (40 MiB by default) in two generations (the
- * least recently used go first). 40 rather than 64 MiB: a 200k-tx real-profile build (tmpfs,
- * 3 alternating pairs) peaked at 987–992 instead of 1,030–1,064 MiB RSS in the same time
- * (49.0–55.8 s against 51.1–52.3 s); 16 MiB cost the address stage 2.4–4.1 s.
+ * least recently used go first): large enough that the address stage rarely misses, small
+ * enough to keep a build's peak memory near 1 GiB (docs/benchmarks.md).
  */
 export class TxTexts {
   private readonly texts: TwoGenerationCache<string, Buffer>;

@@ -328,11 +328,9 @@ export function writeFile(
     if (!written) {
       // A new file at `path`: the staging tree's link to the published file is removed, never
       // written through (the exclusive create fails rather than open a file somebody linked
-      // there meanwhile). Not write-to-temp + rename, which costs 1.7–3× as much on ext4 (a 3 kB
-      // file renamed: 83–143 µs against 29–77 µs for unlink + create, in the same runs; an empty
-      // one renamed costs as little as unlink + create; tmpfs: 17 µs both). Nothing needs the step
-      // to be atomic: a killed build's staging tree is discarded, never published or taken as the
-      // spare (publish.ts recoverInterrupted, takeSpare).
+      // there meanwhile). Not write-to-temp + rename, which costs more per file on ext4. Nothing
+      // needs the step to be atomic: a killed build's staging tree is discarded, never published
+      // or taken as the spare.
       written = inDir(root, dir, dirs, () => {
         try {
           unlinkSync(path);
