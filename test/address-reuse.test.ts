@@ -123,8 +123,8 @@ describe('incremental address documents from their previous version', () => {
   it('on render threads: copies the unchanged txs, takes only the changed ones from this run, equals a full build', async () => {
     const sc = scenario(61, { reorg: false });
     const out = tmp('threads');
-    await build(sc.after, out, sc.n - 3, { renderThreadsAbove: 0 });
-    const r = await build(sc.after, out, sc.n, { renderThreadsAbove: 0 });
+    await build(sc.after, out, sc.n - 3, {}, { renderThreadsAbove: 0 });
+    const r = await build(sc.after, out, sc.n, {}, { renderThreadsAbove: 0 });
     expect(r.mode).toBe('incremental');
     expect(r.renderThreads).toBeGreaterThan(0);
     const fresh = tmp('threads-fresh');

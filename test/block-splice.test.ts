@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { blockPath } from '../src/contract/layout.js';
 import { previousElements } from '../src/pipeline/block-document.js';
 import { arrayElementRanges } from '../src/render/json-scan.js';
-import { type BuildOptions, type BuildReport } from '../src/site/build.js';
+import { type BuildHooks, type BuildOptions, type BuildReport } from '../src/site/build.js';
 import { type MemoryBlock } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { scenario } from './chains.js';
@@ -19,7 +19,8 @@ import { build as buildMemory, keepOutput, manifest, tempDir } from './memory-bu
 const tmp = tempDir('snapshot-splice-');
 
 // The main thread's renderer (render-pool.ts): one test below runs the threads.
-const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}) => buildMemory(blocks, outDir, height, { renderThreadsAbove: 1e9, ...extra });
+const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}, hooks: BuildHooks = {}) =>
+  buildMemory(blocks, outDir, height, extra, { renderThreadsAbove: 1e9, ...hooks });
 
 /** The block documents of a tree, as block hash → the hashes of the txs listed in it (parsed independently). */
 const txidsOfBlock = (dir: string, hash: string): string[] =>
@@ -53,7 +54,7 @@ describe('older block documents are spliced, not re-rendered', () => {
     const sc = scenario(42, { reorg: false });
     const inc = tmp('threads');
     await build(sc.before, inc, sc.m);
-    const second = await build(sc.after, inc, sc.n, { renderThreadsAbove: 0 });
+    const second = await build(sc.after, inc, sc.n, {}, { renderThreadsAbove: 0 });
     expect(second.renderThreads).toBeGreaterThan(0);
     expect(second.blockDocuments.spliced).toBeGreaterThan(1);
     await build(sc.after, tmp('threads-fresh'), sc.n);

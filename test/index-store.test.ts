@@ -41,7 +41,7 @@ describe('the scan index', () => {
     const state = join(root, 'state');
     const { store, meta } = await openIndex(state, NET, 'test', { full: true, manifestPath: join(root, 'none'), genesisOfSource: async () => NET.genesis, clear: () => {}, note: () => {} });
     index = new ChainIndex(store, new BlocksSpill(join(state, 'blocks.spill')), NET);
-    await syncIndex(validatedSource(memorySource(NET, sc.after)), index, meta, -1, sc.n, true, { begin() {}, update() {} });
+    await syncIndex({ source: validatedSource(memorySource(NET, sc.after)), index, meta, fork: -1, height: sc.n, full: true, progress: { begin() {}, update() {} } });
   });
   afterAll(async () => {
     index.spill.close();
@@ -107,8 +107,8 @@ describe('the index write thread (a full build) gives the index of synchronous t
   it('one block per batch, each batch committed while the next is applied: the same rows, every spend found', async () => {
     const [queued, sync] = [openStore(join(root, 'queued')), openStore(join(root, 'sync'))];
     const thread = IndexWriteThread.start(queued.dir);
-    const q = new BlockApplier(queued, NET, true, thread);
-    const s = new BlockApplier(sync, NET, true);
+    const q = new BlockApplier(queued, NET, thread);
+    const s = new BlockApplier(sync, NET);
     let pendingSeen = 0;
     for (const b of toApply) {
       q.apply([b]);
@@ -133,7 +133,7 @@ describe('the index write thread (a full build) gives the index of synchronous t
     // Independent of the index: the distinct addresses the outputs of the first `n` blocks pay.
     const paid = (n: number) => new Set(blocks.slice(0, n).flatMap((b) => b.txs.flatMap((tx) => tx.outputs.flatMap((o) => scriptAddress(o.script, NET) ?? [])))).size;
     const store = openStore(join(root, 'count'));
-    const applier = new BlockApplier(store, NET, true);
+    const applier = new BlockApplier(store, NET);
     let count = 0;
     for (const b of toApply) count += applier.apply([b])[0]!.addressesChange;
     expect(paid(blocks.length)).toBeGreaterThan(20);
@@ -144,7 +144,7 @@ describe('the index write thread (a full build) gives the index of synchronous t
     // Undone from the tip, one block at a time (a reorg): the count follows the remaining chain.
     let decreased = false;
     for (let h = blocks.length - 1; h >= blocks.length / 2; h--) {
-      const change = undoBlock(store, NET, true, blocks[h]!, h).addressesChange;
+      const change = undoBlock(store, NET, blocks[h]!, h).addressesChange;
       decreased ||= change < 0;
       count += change;
       expect(count).toBe(paid(h));
@@ -153,7 +153,7 @@ describe('the index write thread (a full build) gives the index of synchronous t
     // A write thread's batches (a full build's scan) leave the count to the address stage's pass.
     const queued = openStore(join(root, 'count-queued'));
     const thread = IndexWriteThread.start(queued.dir);
-    const q = new BlockApplier(queued, NET, true, thread);
+    const q = new BlockApplier(queued, NET, thread);
     expect(q.apply(toApply).every((fx) => fx.addressesChange === 0)).toBe(true);
     await q.settle();
     await thread.close();

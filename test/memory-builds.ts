@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { buildSnapshot, type BuildOptions, type BuildReport } from '../src/site/build.js';
+import { buildSnapshot, type BuildHooks, type BuildOptions, type BuildReport } from '../src/site/build.js';
 import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 
 export const NET = NETWORKS['namecoin-regtest'];
@@ -29,8 +29,8 @@ export function tempDir(prefix: string): (...parts: string[]) => string {
 export const manifest = (dir: string): string => readFileSync(join(dir, MANIFEST_PATH), 'utf8');
 
 /** Builds `blocks` (in memory) to `height` into `outDir`. */
-export const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}): Promise<BuildReport> =>
-  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, ...extra });
+export const build = (blocks: MemoryBlock[], outDir: string, height: number, extra: Partial<BuildOptions> = {}, hooks?: BuildHooks): Promise<BuildReport> =>
+  buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, ...extra }, hooks);
 
 /**
  * Keeps a copy of the output `out` with its `out.releases` and `out.state` (one `cp -a`: the

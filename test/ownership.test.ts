@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { MANIFEST_PATH, STATS_PATH } from '../src/contract/layout.js';
-import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { buildSnapshot, type BuildHooks, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, manifestMismatches, nodeArgs, readChain } from './helpers.js';
@@ -36,7 +36,7 @@ function cli(args: string[], cwd: string) {
   return { status: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
-const build = (outDir: string, extra: Partial<BuildOptions> = {}) => buildSnapshot({ source: demoSource(), outDir, height: HEIGHT, hosts: [], ...extra });
+const build = (outDir: string, extra: Partial<BuildOptions> = {}, hooks?: BuildHooks) => buildSnapshot({ source: demoSource(), outDir, height: HEIGHT, hosts: [], ...extra }, hooks);
 
 /** Every path below `dir` with its content (directories as `/`, symlinks as `-> target`). */
 function treeOf(dir: string): Record<string, string> {
@@ -125,7 +125,7 @@ describe('a directory is ours only if its whole tree is listed in a well-formed 
     ] as const) {
       let planted = false;
       const beforePublish = () => ((planted = true), plant());
-      await expect(build(out, { height: HEIGHT + 1, full: true, beforePublish })).rejects.toThrow(found);
+      await expect(build(out, { height: HEIGHT + 1, full: true }, { beforePublish })).rejects.toThrow(found);
       expect(planted).toBe(true);
       if (existsSync(join(out, 'tx', 'NOTES.txt'))) {
         expect(readFileSync(join(out, 'tx', 'NOTES.txt'), 'utf8')).toBe('mine\n');

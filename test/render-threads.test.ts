@@ -24,15 +24,15 @@ describe('render threads', () => {
   it('a small build renders on the main thread; on threads a full rebuild gives the same bytes', async () => {
     expect(inline.renderThreads).toBe(0);
     let threaded: BuildReport | undefined;
-    await expectFullRebuildIdentical(join(dir, 'inline'), async () => (threaded = await buildSnapshot({ source: demoSource(), outDir: join(dir, 'inline'), full: true, renderThreadsAbove: 0 })));
+    await expectFullRebuildIdentical(join(dir, 'inline'), async () => (threaded = await buildSnapshot({ source: demoSource(), outDir: join(dir, 'inline'), full: true }, { renderThreadsAbove: 0 })));
     expect(threaded!.renderThreads).toBeGreaterThan(0);
   });
 
   it('an incremental build on threads (update mode) equals the full build', async () => {
     const out = join(dir, 'incremental');
-    const first = await buildSnapshot({ source: demoSource(), outDir: out, height: DEMO_TIP_HEIGHT - 30, renderThreadsAbove: 0 });
+    const first = await buildSnapshot({ source: demoSource(), outDir: out, height: DEMO_TIP_HEIGHT - 30 }, { renderThreadsAbove: 0 });
     expect(first.renderThreads).toBeGreaterThan(0);
-    const next = await buildSnapshot({ source: demoSource(), outDir: out, renderThreadsAbove: 0 });
+    const next = await buildSnapshot({ source: demoSource(), outDir: out }, { renderThreadsAbove: 0 });
     expect(next.mode).toBe('incremental');
     expect(next.renderThreads).toBeGreaterThan(0);
     expect(next.unchanged).toBeGreaterThan(0);

@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { buildSnapshot, type BuildHooks, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE, acquireLock, recoverInterrupted, releasesDir } from '../src/publish/publish.js';
@@ -44,7 +44,7 @@ function caseDir(): string {
   return d;
 }
 
-const build = (outDir: string, extra: Partial<BuildOptions> = {}) => buildSnapshot({ source: demoSource(), outDir, height: HEIGHT, hosts: [], ...extra });
+const build = (outDir: string, extra: Partial<BuildOptions> = {}, hooks?: BuildHooks) => buildSnapshot({ source: demoSource(), outDir, height: HEIGHT, hosts: [], ...extra }, hooks);
 
 /** Every file below `dir` with its content (symlinks as `-> target`), for before/after comparisons. */
 function snapshotOf(dir: string): Record<string, string> {
@@ -212,11 +212,11 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     const d = caseDir();
     const out = join(d, 'out');
     const seen: string[] = [];
-    const onPublishStep: BuildOptions['onPublishStep'] = (step) => {
+    const onPublishStep: BuildHooks['onPublishStep'] = (step) => {
       if (step === 'swapped') seen.push(readlinkSync(out));
     };
-    await build(out, { onPublishStep });
-    await build(out, { onPublishStep, height: HEIGHT + 1 });
+    await build(out, {}, { onPublishStep });
+    await build(out, { height: HEIGHT + 1 }, { onPublishStep });
     expect(seen).toHaveLength(2);
     expect(seen[0]).not.toBe(seen[1]);
     const [first, second] = seen.map((s) => s.split('/')[1]!);
@@ -234,7 +234,7 @@ describe('publishing: releases, staging race, lock, recovery', () => {
     const held = new Promise<void>((r) => (release = r));
     let reached!: () => void;
     const atPublish = new Promise<void>((r) => (reached = r));
-    const first = build(out, { beforePublish: () => (reached(), held) });
+    const first = build(out, {}, { beforePublish: () => (reached(), held) });
     await atPublish;
     await expect(build(out)).rejects.toThrow(new RegExp(`another build \\(pid ${process.pid}\\) is writing ${out}`));
     release();

@@ -2,7 +2,7 @@ import { scriptAddress } from '../chain/address.js';
 import type { Block } from '../chain/block.js';
 import { branchFromLevels, txMerkleLevels } from '../chain/merkle.js';
 import { nameOutputs } from '../chain/names.js';
-import type { Network } from '../chain/networks.js';
+import { isNamecoin, type Network } from '../chain/networks.js';
 import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
 import { addressRange, addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpValue, outputKey, spenderValue, txLocationValue, u32le, type HeightRecord } from './rows.js';
@@ -98,13 +98,15 @@ function addressesChange(store: Store, counts: ReadonlyMap<string, number>): num
  */
 export class BlockApplier {
   private readonly pending: PendingBatch[] = [];
+  readonly namecoin: boolean;
 
   constructor(
     private readonly store: Store,
-    private readonly net: Network,
-    private readonly namecoin: boolean,
+    readonly net: Network,
     private readonly writer?: IndexWriteThread,
-  ) {}
+  ) {
+    this.namecoin = isNamecoin(net);
+  }
 
   /** Applies one batch; with a write thread, call `settle` between batches. */
   apply(blocks: readonly BlockToApply[], resolve?: PrevoutResolver): BlockEffects[] {
@@ -143,7 +145,7 @@ export class BlockApplier {
     // (rows on the write thread, not readable yet) counts them in its address stage's pass.
     return blocks.map((b) => {
       const counts = batch ? undefined : new Map<string, number>();
-      const fx = applyOne(rows, this.net, this.namecoin, b, counts, this, batch, resolve);
+      const fx = applyOne({ applier: this, rows, batch, resolve, counts }, b);
       if (counts) fx.addressesChange = addressesChange(this.store, counts);
       return fx;
     });
@@ -168,16 +170,20 @@ export class BlockApplier {
 
 }
 
-function applyOne(
-  rows: RowSink,
-  net: Network,
-  namecoin: boolean,
-  { block, height, record }: BlockToApply,
-  counts: Map<string, number> | undefined,
-  applier: BlockApplier,
-  batch: PendingBatch | undefined,
-  resolve?: PrevoutResolver,
-): BlockEffects {
+/** Where applyOne writes a block's rows and what it reads back through. */
+interface ApplyContext {
+  /** Its network (and whether names are indexed) and the rows of pending batches. */
+  applier: BlockApplier;
+  rows: RowSink;
+  /** The pending batch the rows join (rows on the write thread), else undefined (applied in place). */
+  batch: PendingBatch | undefined;
+  resolve: PrevoutResolver | undefined;
+  /** Applied in place: outputs gained per address in this block (for addressesChange). */
+  counts: Map<string, number> | undefined;
+}
+
+function applyOne({ applier, rows, batch, resolve, counts }: ApplyContext, { block, height, record }: BlockToApply): BlockEffects {
+  const { net, namecoin } = applier;
   const fx = newEffects();
   const d = fx.delta;
   d.size = block.raw.length;
@@ -253,7 +259,8 @@ function applyOne(
 }
 
 /** Removes one block (the current tip) from the index, in one transaction: the exact inverse of applying it. */
-export function undoBlock(store: Store, net: Network, namecoin: boolean, block: Block, height: number, resolve?: PrevoutResolver): BlockEffects {
+export function undoBlock(store: Store, net: Network, block: Block, height: number, resolve?: PrevoutResolver): BlockEffects {
+  const namecoin = isNamecoin(net);
   const fx = newEffects();
   const rows = directRows(store);
   store.root.transactionSync(() => {

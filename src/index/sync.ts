@@ -2,7 +2,6 @@ import { scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { isCoinbaseInput, type Tx } from '../chain/tx.js';
-import { isNamecoin } from '../chain/networks.js';
 import { blockWork } from '../chain/work.js';
 import type { ValidatedSource } from '../source/validated.js';
 import { BlockApplier, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
@@ -89,7 +88,7 @@ function recordEffects(changes: Changes | undefined, fx: BlockEffects): void {
  * published snapshot is recorded as undone in it too: a build killed after this brings the index
  * back to the published snapshot by applying it again (restorePublished).
  */
-function undoTip(index: ChainIndex, meta: IndexMeta, namecoin: boolean, resolve: PrevoutResolver | undefined): { block: Block; hash: string; fx: BlockEffects } {
+function undoTip(index: ChainIndex, meta: IndexMeta, resolve: PrevoutResolver | undefined): { block: Block; hash: string; fx: BlockEffects } {
   const { store, net } = index;
   const h = meta.tip;
   const rec = index.heightRecord(h);
@@ -98,7 +97,7 @@ function undoTip(index: ChainIndex, meta: IndexMeta, namecoin: boolean, resolve:
   const p = meta.published;
   const undone = p !== null && h <= p.height && (meta.undone.length === 0 || h < meta.undone[0]!.height) ? { height: h, hash, offset: rec.offset, length: rec.length, time: rec.time, work: rec.work } : undefined;
   const fx = store.root.transactionSync(() => {
-    const fx = undoBlock(store, net, namecoin, block, h, resolve);
+    const fx = undoBlock(store, net, block, h, resolve);
     addDelta(meta.totals, fx.delta, -1);
     meta.addresses += fx.addressesChange;
     meta.duplicates = meta.duplicates.filter((d) => d.height !== h);
@@ -134,7 +133,6 @@ export function restorePublished(index: ChainIndex, meta: IndexMeta): { undone: 
   const p = meta.published;
   if (!p) throw new Error('the index was never published');
   const { store, net } = index;
-  const namecoin = isNamecoin(net);
   const keep = meta.undone.length > 0 ? meta.undone[0]!.height - 1 : p.height;
   const last = meta.undone.at(-1);
   if (last && (last.height !== p.height || meta.undone.some((u, i) => u.height !== keep + 1 + i))) {
@@ -142,11 +140,11 @@ export function restorePublished(index: ChainIndex, meta: IndexMeta): { undone: 
   }
   let undone = 0;
   while (meta.tip > keep) {
-    undoTip(index, meta, namecoin, undefined);
+    undoTip(index, meta, undefined);
     undone++;
   }
   if (meta.tip !== keep) throw new Error(`its tip ${meta.tip} is below height ${keep}, where the published chain's undone blocks start`);
-  const applier = new BlockApplier(store, net, namecoin);
+  const applier = new BlockApplier(store, net);
   let applied = 0;
   while (meta.undone.length > 0) {
     const u = meta.undone[0]!;
@@ -175,25 +173,33 @@ export async function findFork(source: ValidatedSource, index: ChainIndex, meta:
   return fork;
 }
 
+/** What syncIndex brings where. */
+export interface SyncRequest {
+  source: ValidatedSource;
+  /** The index (its network with it) and its meta row, which follows every commit. */
+  index: ChainIndex;
+  meta: IndexMeta;
+  /** The highest height where the index and the source agree (findFork); -1: none. */
+  fork: number;
+  /** The snapshot height asked for. */
+  height: number;
+  /** A full build: the index starts empty, no changes are collected. */
+  full: boolean;
+  progress: SyncProgress;
+  /** Sees each main-chain block applied, in order. */
+  onBlock?: (block: Block, hash: string) => void | Promise<void>;
+}
+
 /**
  * Brings the index to the source's chain at `height`: undoes the blocks above `fork`, applies
  * the source's blocks above it, records the off-chain blocks. `meta` (tip, totals, duplicates)
  * follows, committed with each undo and, applied in place (incremental), with each batch. With
- * `full` false, also collects which documents change. `onBlock` sees each main-chain block
- * applied, in order (a full build writes its raw files meanwhile).
+ * `full` false, also collects which documents change.
  */
-export async function syncIndex(
-  source: ValidatedSource,
-  index: ChainIndex,
-  meta: IndexMeta,
-  fork: number,
-  height: number,
-  full: boolean,
-  progress: SyncProgress,
-  onBlock?: (block: Block, hash: string) => void | Promise<void>,
-): Promise<SyncResult> {
+export async function syncIndex(req: SyncRequest): Promise<SyncResult> {
+  const { source, index, meta, fork, full, progress } = req;
+  let { height } = req;
   const { store, net } = index;
-  const namecoin = isNamecoin(net);
   const changes: Changes | undefined = full
     ? undefined
     : { fromHeight: meta.tip, heights: new Set(), touched: new Map(), removedTxs: new Set(), removedBlocks: new Set(), appliedBlocks: new Set(), addresses: new Set(), names: new Set() };
@@ -203,7 +209,7 @@ export async function syncIndex(
   const top = meta.tip;
   while (meta.tip > fork) {
     const h = meta.tip;
-    const { block, hash, fx } = undoTip(index, meta, namecoin, resolve);
+    const { block, hash, fx } = undoTip(index, meta, resolve);
     recordEffects(changes, fx);
     changes?.removedBlocks.add(hash);
     for (const tx of block.txs) changes?.removedTxs.add(tx.txid);
@@ -215,7 +221,7 @@ export async function syncIndex(
   // prevout resolver reads the txs of the batch back through the index.
   const writer = full ? IndexWriteThread.start(store.dir) : undefined;
   try {
-    await scanMainChain(source, index, meta, fork, height, changes, resolve, new BlockApplier(store, net, namecoin, writer), !full, progress, onBlock);
+    await scanMainChain({ ...req, changes, resolve, applier: new BlockApplier(store, net, writer) });
   } finally {
     await writer?.close();
   }
@@ -238,20 +244,17 @@ export async function syncIndex(
   return { height, side, orphan, changes };
 }
 
+/** A sync's scan: the request, with what the sync collects changes into and applies through. */
+interface ScanContext extends SyncRequest {
+  changes: Changes | undefined;
+  resolve: PrevoutResolver | undefined;
+  applier: BlockApplier;
+}
+
 /** Applies the source's main-chain blocks above `fork` up to `height` in batches (meta.tip follows). */
-async function scanMainChain(
-  source: ValidatedSource,
-  index: ChainIndex,
-  meta: IndexMeta,
-  fork: number,
-  height: number,
-  changes: Changes | undefined,
-  resolve: PrevoutResolver | undefined,
-  applier: BlockApplier,
-  persist: boolean,
-  progress: SyncProgress,
-  onBlock?: (block: Block, hash: string) => void | Promise<void>,
-): Promise<void> {
+async function scanMainChain({ source, index, meta, fork, height, full, progress, onBlock, changes, resolve, applier }: ScanContext): Promise<void> {
+  // Applied in place (incremental), the meta row is committed with each batch's rows.
+  const persist = !full;
   progress.begin('scan');
   // Progress in bytes (or txs) rather than blocks: blocks grow along the chain.
   const scanWork = (await source.scanWork?.(height, fork + 1)) ?? { unit: 'blocks', total: height - fork };

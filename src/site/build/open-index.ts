@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import { MANIFEST_PATH } from '../../contract/layout.js';
+import { HOSTS, type HostName } from '../../hosts/index.js';
+import { BlocksSpill } from '../../index/blocks-spill.js';
+import { ChainIndex } from '../../index/query.js';
+import { openIndex, type IndexMeta } from '../../index/state.js';
+import { restorePublished, snapshotHeight } from '../../index/sync.js';
+import { clearStateDir, type Targets } from '../../publish/publish.js';
+import { Progress } from '../../runtime/progress.js';
+import { validatedSource, type ValidatedSource } from '../../source/validated.js';
+import type { BuildOptions } from './options.js';
+import type { Teardown } from './teardown.js';
+
+/** The build's settings and its index, opened: whether it extends the published snapshot or builds everything. */
+export interface Opened {
+  targets: Targets;
+  source: ValidatedSource;
+  progress: Progress;
+  pretty: boolean;
+  /** Addresses with more outputs get the capped document (0 = no cap). */
+  cap: number;
+  hosts: readonly HostName[];
+  /** The height asked for (else the source's tip) and the one to build. */
+  asked: { requested: number; height: number };
+  index: ChainIndex;
+  meta: IndexMeta;
+  /** Why everything is built; undefined: the build extends the published snapshot. */
+  fullReason: string | undefined;
+  full: boolean;
+}
+
+/**
+ * Opens the index in the state dir (see index/state.ts openIndex): brought back to the published
+ * snapshot when a killed build left it elsewhere, or emptied when it cannot extend it.
+ */
+export async function openIndexPhase(opts: BuildOptions, targets: Targets, teardown: Teardown): Promise<Opened> {
+  const { outDir, stateDir } = targets;
+  // Every block of every source is validated on its way in (src/source/validated.ts).
+  const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid });
+  const net = source.network;
+  const progress = opts.progress ?? new Progress(null);
+  const asked = await snapshotHeight(source, opts.height);
+  const cap = opts.maxAddressTxouts ?? 10000;
+  const hosts = opts.hosts ?? HOSTS;
+  const pretty = opts.pretty ?? false;
+  // A change of these makes the index unfit for the published tree: a full build.
+  const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir });
+  const spillPath = join(stateDir, 'blocks.spill');
+  const { store, meta, fullReason } = await openIndex(stateDir, net, options, {
+    full: opts.full ?? false,
+    manifestPath: join(outDir, MANIFEST_PATH),
+    genesisOfSource: () => source.hashAt(0),
+    clear: () => clearStateDir(stateDir),
+    note: (line) => progress.note(line),
+    // A build killed after changing the index: back to the published snapshot, from where this one goes on.
+    restore: (store, meta) => {
+      const spill = new BlocksSpill(spillPath);
+      try {
+        const { undone, applied } = restorePublished(new ChainIndex(store, spill, net), meta);
+        if (undone + applied > 0) progress.note(`resuming from the published snapshot (height ${meta.tip}): ${undone} blocks of an unfinished build undone, ${applied} applied again`);
+      } finally {
+        spill.close();
+      }
+    },
+  });
+  teardown.add(() => store.close());
+  const index = new ChainIndex(store, new BlocksSpill(spillPath), net);
+  teardown.add(() => index.spill.close());
+  return { targets, source, progress, pretty, cap, hosts, asked, index, meta, fullReason, full: fullReason !== undefined };
+}

@@ -1,0 +1,39 @@
+import type { HostName } from '../../hosts/index.js';
+import type { PublishStep } from '../../publish/publish.js';
+import type { Progress } from '../../runtime/progress.js';
+import type { ChainSource } from '../../source/types.js';
+
+/** What a user asks of a build (the CLI's options). */
+export interface BuildOptions {
+  source: ChainSource;
+  /** Snapshot height; the source's tip when undefined. */
+  height?: number;
+  outDir: string;
+  /** The persistent index (default `<out>.state` beside the output). */
+  stateDir?: string;
+  pretty?: boolean;
+  /** Addresses with more relevant outputs get the original's error document (0 = no cap). */
+  maxAddressTxouts?: number;
+  /** Hosts whose glue files the build writes (default: all). */
+  hosts?: readonly HostName[];
+  /** Ignore the index and build everything. */
+  full?: boolean;
+  /**
+   * Skip invalid blocks with a warning instead of failing: an invalid off-chain block is left
+   * out; an invalid main-chain block ends the snapshot at the height below it.
+   */
+  skipInvalid?: boolean;
+  progress?: Progress;
+  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
+  force?: boolean;
+}
+
+/** Where tests reach into a build: not options a user has. */
+export interface BuildHooks {
+  /** Called after the tree is written and before it is published (tests kill a build there). */
+  beforePublish?: () => void | Promise<void>;
+  /** Called between the steps of the publish (tests pause and kill there). */
+  onPublishStep?: (step: PublishStep) => void | Promise<void>;
+  /** Render on threads when a stage has more txs or address outputs than this (default 4096; tests use 0). */
+  renderThreadsAbove?: number;
+}

@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import { isNamecoin } from '../../chain/networks.js';
+import { writeAddresses } from '../../pipeline/addresses.js';
+import { writeOffChain, writeTxsAndBlocks } from '../../pipeline/blocks.js';
+import type { StageContext } from '../../pipeline/context.js';
+import { writeNames } from '../../pipeline/names.js';
+import { RenderPool } from '../../pipeline/render-pool.js';
+import { writeSiteFiles } from '../../pipeline/site-files.js';
+import type { Opened } from './open-index.js';
+import type { Staged } from './stage.js';
+import type { Synced } from './sync.js';
+import type { BuildHooks } from './options.js';
+import type { Teardown } from './teardown.js';
+
+/** The documents written (the writer and the render threads still hold their last manifest rows). */
+export interface Rendered {
+  pool: RenderPool;
+  /** The snapshot's tip hash. */
+  tipHash: string;
+  names: number;
+  nonUtf8Names: number;
+}
+
+/**
+ * Index → documents: txs and blocks, addresses (from the rendered txs), names, stats and the
+ * site files. The meta row gets the figures a full build's scan does not count.
+ */
+export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown): Promise<Rendered> {
+  const { index, meta, pretty, cap, progress, hosts, full, targets } = opened;
+  const { height, changes, side, orphan } = synced;
+  await index.store.root.flushed; // the render threads read the index
+  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), hooks.renderThreadsAbove);
+  teardown.add(() => pool.close());
+  pool.rawWritten = full; // a full build's scan wrote the .bin and .hex files (sync phase)
+  const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
+
+  await writeTxsAndBlocks(ctx);
+  meta.offchain = writeOffChain(ctx);
+  const addressed = await writeAddresses(ctx);
+  meta.capped = addressed.capped;
+  if (full) meta.addresses = addressed.paid; // a full build's scan does not count addresses (BlockEffects.addressesChange)
+  const [names, nonUtf8Names] = isNamecoin(index.net) ? await writeNames(ctx) : [0, 0];
+  const tipHash = await writeSiteFiles(ctx, targets.outDir, hosts, side, orphan);
+  return { pool, tipHash, names, nonUtf8Names };
+}

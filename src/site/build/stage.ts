@@ -1,0 +1,31 @@
+import { rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { resetRowsDir } from '../../publish/manifest-rows.js';
+import { currentRelease, publishedDir } from '../../publish/publish.js';
+import { prepareStaging } from '../../publish/staging.js';
+import { SiteWriter } from '../../publish/writer.js';
+import type { Opened } from './open-index.js';
+import type { Teardown } from './teardown.js';
+
+/** The release tree the build writes, and the writer for it. */
+export interface Staged {
+  writer: SiteWriter;
+  /** Where the manifest rows of the files written go (merged by the seal phase). */
+  rowsDir: string;
+}
+
+/**
+ * The release dir this build writes into: a full build's is empty; an incremental one's is the
+ * spare release (one run behind: its stale paths are handled as they are written, then linked),
+ * else the published tree hard-linked. Removed at the end unless it was published.
+ */
+export function stagePhase({ targets: { outDir, stateDir }, full }: Opened, teardown: Teardown): Staged {
+  const rowsDir = join(stateDir, 'manifest-rows.tmp');
+  const staged = prepareStaging(outDir, full);
+  teardown.add(() => currentRelease(outDir) !== basename(staged.dir) && rmSync(staged.dir, { recursive: true, force: true }));
+  teardown.add(() => rmSync(rowsDir, { recursive: true, force: true }));
+  resetRowsDir(rowsDir);
+  const writer = new SiteWriter(staged.dir, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale });
+  teardown.add(() => writer.close());
+  return { writer, rowsDir };
+}
