@@ -232,3 +232,46 @@ describe('bad input is named', () => {
     }
   });
 });
+
+describe('slices: a tx’s .bin and .hex as a byte range of its block’s .bin (demo tree)', () => {
+  it('every main-chain tx of the demo tree is answered from its block’s bytes; a wrong slice fails its CRC', async () => {
+    const tree = dir('slice-tree');
+    await buildSnapshot({ source: demoSource(), outDir: tree });
+    const paths = readFileSync(join(tree, MANIFEST_PATH), 'utf8').trim().split('\n').map((l) => l.split(' ')[2]!);
+    const w = new PackWriter(dir('slice-pack'));
+    const blocks = new Map<string, ReturnType<PackWriter['add']>['blob']>();
+    for (const p of paths.filter((q) => /^block\/[0-9a-f]{64}\.bin$/.test(q))) blocks.set(p.slice(6, 70), w.add(p, readFileSync(join(tree, p))).blob);
+    let slices = 0;
+    const want = new Map<string, Buffer>();
+    for (const p of paths.filter((q) => /^tx\/[0-9a-f]{64}\.bin$/.test(q))) {
+      const txid = p.slice(3, 67);
+      const raw = readFileSync(join(tree, p));
+      const blockHash = (JSON.parse(readFileSync(join(tree, `tx/${txid}.json`), 'utf8')) as { block: string }).block;
+      const blockRaw = readFileSync(join(tree, `block/${blockHash}.bin`));
+      const at = blockRaw.indexOf(raw);
+      expect(at, p).toBeGreaterThan(80); // after the block header
+      w.addSlice(p, blocks.get(blockHash)!, at, raw);
+      w.addSlice(`tx/${txid}.hex`, blocks.get(blockHash)!, at, raw, { hex: true });
+      want.set(p, raw);
+      want.set(`tx/${txid}.hex`, readFileSync(join(tree, `tx/${txid}.hex`)));
+      slices++;
+    }
+    expect(slices).toBeGreaterThan(100);
+    const first = [...blocks.values()][0]!;
+    expect(() => w.addSlice('x', first, first.stored - 2, new Uint8Array(3))).toThrow(`pack writer: x: bytes ${first.stored - 2}–${first.stored} are outside the ${first.stored}-byte blob they slice`);
+    // A slice whose bytes are not where it says: its CRC is of the claimed bytes.
+    w.addSlice('wrong.bin', first, 0, new Uint8Array(10));
+    const s = w.finish();
+    expect(s.blobs).toBe(blocks.size);
+    const r = await PackReader.open(s.dir, { slotCache: 0 });
+    for (const [p, bytes] of want) {
+      const before = r.reads;
+      const a = (await r.get(p, { acceptEncoding: 'gzip' }))!;
+      expect(r.reads - before).toBe(2);
+      expect(Buffer.from(a.bytes!).equals(bytes), p).toBe(true);
+    }
+    await expect(r.get('wrong.bin')).rejects.toThrow(/\.part: bytes 16–25 fail their CRC-32 \(entry wrong\.bin\)/);
+    expect((await r.verify()).filter((m) => m.includes('fail their CRC-32'))).toHaveLength(1);
+    await r.close();
+  });
+});

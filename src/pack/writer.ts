@@ -232,6 +232,23 @@ export class PackWriter {
     return { blob, size };
   }
 
+  /**
+   * `path` answers `bytes`, which are bytes [start, start + length) of the identity blob
+   * `container` (a tx's `.bin` inside its block's `.bin`): no bytes are written. With `hex`, the
+   * answer is their lowercase hex (the tx's `.hex`). The caller vouches that the bytes are there;
+   * the record's CRC-32 is of `bytes`, so a reader or verify() finds a wrong slice.
+   */
+  addSlice(path: string, container: BlobRef, start: number, bytes: Uint8Array, opts: { hex?: boolean } = {}): { blob: BlobRef; size: number } {
+    if (container.encoding !== Encoding.IDENTITY) throw new Error(`pack writer: ${path}: a slice needs an identity blob to point into`);
+    if (!Number.isSafeInteger(start) || start < 0 || start + bytes.length > container.stored) {
+      throw new Error(`pack writer: ${path}: bytes ${start}–${start + bytes.length - 1} are outside the ${container.stored}-byte blob they slice`);
+    }
+    const blob: BlobRef = { part: container.part, offset: container.offset + start, stored: bytes.length, encoding: Encoding.IDENTITY, crc: zcrc32(bytes) };
+    const size = opts.hex ? bytes.length * 2 : bytes.length;
+    this.record(path, opts.hex ? Kind.HEX : Kind.STORED, blob, size);
+    return { blob, size };
+  }
+
   /** Keeps `rec` (a record of the base pack, which points into its parts) under `path`. */
   addExisting(path: string, rec: PackRecord): void {
     if (rec.part >= this.baseParts.length) {
