@@ -3,8 +3,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { getNetwork } from '../chain/networks.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
-import { checkTargets } from '../publish/publish.js';
-import { buildSnapshot, type BuildReport } from '../site/build.js';
+import { buildSnapshot, type BuildOptions, type BuildReport } from '../site/build.js';
 import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
@@ -33,11 +32,12 @@ export async function buildAndReport(
   source: ChainSource,
   outDir: string,
   progress: Progress,
-  opts: Omit<Parameters<typeof buildSnapshot>[0], 'source' | 'outDir' | 'progress'>,
+  opts: Omit<BuildOptions, 'source' | 'outDir' | 'progress'>,
 ): Promise<string> {
   try {
+    // The path as given: the build's refusals name it so (the build resolves it the same way).
     const out = resolve(outDir);
-    printReport(await buildSnapshot({ ...opts, source, outDir: out, progress }), out);
+    printReport(await buildSnapshot({ ...opts, source, outDir, progress }), out);
     return out;
   } finally {
     await source.close();
@@ -80,7 +80,6 @@ export const buildCommand = command({
   builder: options,
   handler: async (argv) => {
     const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
-    checkTargets(argv.out, argv.state, argv.force); // refuse a wrong --out/--state before opening the source
     const progress = new Progress();
     const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
     const source = argv.source ? await openSource(argv.source, network, { rpc }) : demoSource(network);

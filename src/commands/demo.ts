@@ -1,6 +1,5 @@
 /** `snapshot demo`: build the embedded demo chain, then serve it from the same process. */
 import type { Argv } from 'yargs';
-import { checkTargets } from '../publish/publish.js';
 import { serveUntilSignal } from '../serve/server.js';
 import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
@@ -13,7 +12,6 @@ export const demoCommand = command({
   describe: 'build the embedded demo chain and serve it (one process: stopping it stops the server)',
   builder: (y: Argv) => listenOptions(y.option('out', { type: 'string', requiresArg: true, default: 'out', describe: 'output directory' })),
   handler: async (argv) => {
-    checkTargets(argv.out, undefined, false);
     const out = await buildAndReport(demoSource(undefined), argv.out, new Progress(), {});
     await serveUntilSignal({ dir: out, port: argv.port, host: argv.host });
   },
