@@ -49,8 +49,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Compiles what the tests run as child processes once per run (see there).
-    globalSetup: ['test/compile-children.ts'],
+    // With CI=true, stops a run without ../shared before it starts; then compiles what the tests
+    // run as child processes once per run (see each).
+    globalSetup: ['test/support/ci-shared-data.ts', 'test/compile-children.ts'],
     pool: 'forks',
     // vitest's default is one worker less than the cores: a single worker on a 2-core machine.
     maxWorkers: 2,
