@@ -24,13 +24,18 @@ describe('pack writer', () => {
     const docs = Array.from({ length: 3000 }, (_, i) => ({ path: `tx/${i.toString(16).padStart(64, '0')}.json`, bytes: Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(i % 200) })) }));
     const one = new PackWriter(dir('one'));
     const many = new PackWriter(dir('many'), { runEntries: 100, maxPartBytes: 20_000 });
+    // 429 runs of 7: merged in tiers of 64 while adding (levels 0, 1 and 2 at the end).
+    const tiny = new PackWriter(dir('tiny-runs'), { runEntries: 7 });
     // Added out of key order (paths in reverse) on purpose.
     for (const d of [...docs].reverse()) {
       one.add(d.path, d.bytes);
       many.add(d.path, d.bytes);
+      tiny.add(d.path, d.bytes);
     }
     const a = one.finish();
     const b = many.finish();
+    const c = tiny.finish();
+    expect(readFileSync(join(c.dir, c.index)).equals(readFileSync(join(a.dir, a.index)))).toBe(true);
     expect(a.parts).toHaveLength(1);
     expect(b.parts.length).toBeGreaterThan(3);
     for (const p of b.parts) expect(p.size).toBeLessThanOrEqual(20_000);
@@ -52,6 +57,11 @@ describe('pack writer', () => {
     w.add('stats.json', Buffer.from('{"x":1}'));
     expect(() => w.finish()).toThrow('pack writer: stats.json was added twice');
     expect(readdirSync(dir('twice'))).toEqual([]);
+    // The same across tiers of merged runs.
+    const t = new PackWriter(dir('twice-tiers'), { runEntries: 1 });
+    for (let i = 0; i < 200; i++) t.add(`p/${i}`, Buffer.from(String(i)));
+    t.add('p/17', Buffer.from('again'));
+    expect(() => t.finish()).toThrow('pack writer: p/17 was added twice');
   });
 
   it('identical contents share a blob; a .hex entry answers the lowercase hex of its .bin blob', async () => {

@@ -169,6 +169,39 @@ class RunReader {
 
 const byKey = (a: RunEntry, b: RunEntry) => compareKeys(a.rec, b.rec);
 
+/** Runs merged at once (and open at once per level). */
+const FANIN = 64;
+
+/** The entries of sorted run files in key order (a binary heap of the runs' heads). */
+function* mergeRuns(files: readonly string[]): Generator<RunEntry> {
+  const heap = files.map((f) => new RunReader(f)).filter((r) => r.current);
+  const less = (i: number, j: number) => compareKeys(heap[i]!.current!.rec, heap[j]!.current!.rec) < 0;
+  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j]!, heap[i]!]);
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && less(l, m)) m = l;
+      if (r < heap.length && less(r, m)) m = r;
+      if (m === i) return;
+      swap(i, m);
+      i = m;
+    }
+  };
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+  while (heap.length > 0) {
+    const top = heap[0]!;
+    yield top.current!;
+    top.next();
+    if (!top.current) {
+      heap[0] = heap.at(-1)!;
+      heap.pop();
+    }
+    if (heap.length > 0) down(0);
+  }
+}
+
 export class PackWriter {
   private readonly maxPartBytes: number;
   private readonly gzipLevel: number;
@@ -182,7 +215,8 @@ export class PackWriter {
   private part: OutFile | undefined;
   private partNumber: number;
   private run: RunEntry[] = [];
-  private readonly runFiles: string[] = [];
+  private runFiles: { path: string; level: number }[] = [];
+  private runSeq = 0;
   private readonly dedup = new Map<string, { blob: BlobRef; plain: number }>();
   private readonly tmp: string;
   private entries = 0;
@@ -320,9 +354,24 @@ export class PackWriter {
 
   private spill(): void {
     this.run.sort(byKey);
-    const f = new OutFile(join(this.tmp, `run-${this.runFiles.length}`));
+    this.runFiles.push({ path: this.writeRun(this.run), level: 0 });
+    this.run = [];
+    // Tiered merging: FANIN runs of one level become one run of the next, so no more than
+    // FANIN runs per level are ever open at once and each record is rewritten once a level.
+    for (;;) {
+      const level = this.runFiles.at(-1)!.level;
+      const same = this.runFiles.filter((r) => r.level === level);
+      if (same.length < FANIN) break;
+      const merged = this.writeRun(mergeRuns(same.map((r) => r.path)));
+      for (const r of same) rmSync(r.path, { force: true });
+      this.runFiles = [...this.runFiles.filter((r) => r.level !== level), { path: merged, level: level + 1 }];
+    }
+  }
+
+  private writeRun(entries: Iterable<RunEntry>): string {
+    const f = new OutFile(join(this.tmp, `run-${this.runSeq++}`));
     const len = Buffer.alloc(2);
-    for (const e of this.run) {
+    for (const e of entries) {
       const p = Buffer.from(e.path);
       len.writeUInt16LE(p.length);
       f.write(len);
@@ -331,8 +380,7 @@ export class PackWriter {
     }
     f.flush();
     closeSync(f.fd);
-    this.runFiles.push(f.path);
-    this.run = [];
+    return f.path;
   }
 
   /** All records in key order (one pass over the runs); equal keys fail, naming both paths. */
@@ -355,16 +403,9 @@ export class PackWriter {
       }
       return;
     }
-    const readers = this.runFiles.map((f) => new RunReader(f));
-    // Few runs: a linear scan for the smallest head is cheaper than a heap here.
-    for (;;) {
-      let best: RunReader | undefined;
-      for (const r of readers) if (r.current && (!best || compareKeys(r.current.rec, best.current!.rec) < 0)) best = r;
-      if (!best) return;
-      const e = best.current!;
+    for (const e of mergeRuns(this.runFiles.map((r) => r.path))) {
       check(e);
       yield e;
-      best.next();
     }
   }
 
