@@ -1,5 +1,5 @@
-import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
-import { startWorker } from '../runtime/from-source.js';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { WorkerThread } from '../runtime/thread.js';
 import type { RowBatch } from './row-batch.js';
 import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker.js';
 
@@ -16,26 +16,27 @@ export class IndexWriteThread {
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private seq = 0;
   private failure: Error | undefined;
-  private closing = false;
-  private exited = false;
+  private readonly thread: WorkerThread<WriteRequest, never>;
+  private readonly replies: MessagePort;
 
-  private constructor(
-    private readonly worker: Worker,
-    private readonly replies: MessagePort,
-  ) {
-    replies.on('message', (m: WriteReply) => this.answer(m));
-    replies.unref();
-    worker.on('error', (e) => this.fail(e));
-    worker.on('exit', (code) => {
-      this.exited = true;
-      if (!this.closing || this.waiting.size > 0) this.fail(new Error(`index write thread exited (code ${code}) before the end of the scan`));
-    });
+  private constructor(stateDir: string) {
+    const { port1, port2 } = new MessageChannel();
+    const data: WriteWorkerData = { kind: 'snapshot-index-write', stateDir, replies: port2 };
+    this.replies = port1;
+    this.replies.on('message', (m: WriteReply) => this.answer(m));
+    this.replies.unref();
+    this.thread = new WorkerThread('index write thread', import.meta.url, './write-worker', data, {
+      failed: (e) => this.fail(e),
+      // A batch still unanswered once the thread is gone (its last answers read first) was lost with it.
+      exited: (code) => {
+        this.drainReplies();
+        if (this.waiting.size > 0) this.fail(new Error(`index write thread exited (code ${code}) before the end of the scan`));
+      },
+    }, { transferList: [port2], before: 'the end of the scan' });
   }
 
   static start(stateDir: string): IndexWriteThread {
-    const { port1, port2 } = new MessageChannel();
-    const data: WriteWorkerData = { kind: 'snapshot-index-write', stateDir, replies: port2 };
-    return new IndexWriteThread(startWorker(import.meta.url, './write-worker', data, [port2]), port1);
+    return new IndexWriteThread(stateDir);
   }
 
   private answer(m: WriteReply): void {
@@ -57,9 +58,13 @@ export class IndexWriteThread {
     this.waiting.clear();
   }
 
+  private drainReplies(): void {
+    for (let m = receiveMessageOnPort(this.replies); m; m = receiveMessageOnPort(this.replies)) this.answer(m.message as WriteReply);
+  }
+
   /** Throws the thread's failure, if a batch failed: its answers are read here at once, not when this thread next waits. */
   check(): void {
-    for (let m = receiveMessageOnPort(this.replies); m; m = receiveMessageOnPort(this.replies)) this.answer(m.message as WriteReply);
+    this.drainReplies();
     if (this.failure) throw this.failure;
   }
 
@@ -74,16 +79,12 @@ export class IndexWriteThread {
     const rows = batch.bytes();
     const committed = new Promise<void>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
     committed.catch(() => {}); // awaited later (BlockApplier.settle): not unhandled meanwhile
-    this.worker.postMessage({ seq, rows } satisfies WriteRequest, [rows.buffer as ArrayBuffer]);
+    this.thread.post({ seq, rows }, [rows.buffer as ArrayBuffer]);
     return committed;
   }
 
   /** Ends the thread once the batches sent are done, closing its handle on the index. */
   async close(): Promise<void> {
-    this.closing = true;
-    if (this.exited) return; // it crashed (its error is the failure)
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage('close' satisfies WriteRequest);
-    await exited;
+    await this.thread.close('close'); // after a crash at once (its error is the failure)
   }
 }

@@ -1,16 +1,15 @@
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
 import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/writer.js';
-import { startWorker } from '../runtime/from-source.js';
-import { Renderer, type RenderReply, type RenderTask, type RenderWorkerData } from './render-worker.js';
+import { WorkerThread } from '../runtime/thread.js';
+import { Renderer, type RenderReply, type RenderRequest, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
-import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './blocks.js';
+import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './block-files.js';
 
 interface Thread {
-  worker: Worker;
+  worker: WorkerThread<RenderRequest, RenderReply>;
   /** Its file number in the tx text store. */
   file: number;
   /** Tasks posted and not answered yet, with what to call when each is done. */
@@ -37,7 +36,6 @@ export class RenderPool {
   private threads: Thread[] | undefined;
   private nextId = 0;
   private readonly gate = new ThreadGate();
-  private ending = false;
   /** Set when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
   rawWritten = false;
   private skipped: [number, number][] = [];
@@ -84,13 +82,12 @@ export class RenderPool {
     const data = this.data();
     return Array.from({ length: this.size }, (_, i) => {
       const file = i + 1;
-      const worker = startWorker(import.meta.url, './render-worker', { ...data, textFile: this.texts.path(file), rowsName: `r${i}` } satisfies RenderWorkerData);
+      const init: RenderWorkerData = { ...data, textFile: this.texts.path(file), rowsName: `r${i}` };
+      const worker = new WorkerThread<RenderRequest, RenderReply>(`render thread ${i}`, import.meta.url, './render-worker', init, {
+        message: (m) => this.answer(t, m), // posted after `t` is set below
+        failed: (e) => this.gate.fail(e),
+      }, { before: 'the end of the build' });
       const t: Thread = { worker, file, sent: new Map(), textsSent: false };
-      worker.on('message', (m: RenderReply) => this.answer(t, m));
-      worker.on('error', (e) => this.gate.fail(e));
-      worker.on('exit', (code) => {
-        if (!this.ending) this.gate.fail(new Error(`render thread exited (code ${code}) before the end of the build`));
-      });
       return t;
     });
   }
@@ -143,7 +140,7 @@ export class RenderPool {
       await this.drain();
       const table = this.texts.table();
       for (const t of threads) {
-        t.worker.postMessage({ id: -1, task: { kind: 'texts', table, changed: this.changedTxs } });
+        t.worker.post({ id: -1, task: { kind: 'texts', table, changed: this.changedTxs } });
         t.textsSent = true;
       }
     }
@@ -152,7 +149,7 @@ export class RenderPool {
     const t = least();
     const id = this.nextId++;
     t.sent.set(id, onDone);
-    t.worker.postMessage({ id, task });
+    t.worker.post({ id, task });
   }
 
   /** Rows the threads' logs wrote out (after {@link seal}). */
@@ -166,7 +163,7 @@ export class RenderPool {
     for (const t of this.threads ?? []) {
       const id = this.nextId++;
       t.sent.set(id, () => undefined);
-      t.worker.postMessage({ id, task: { kind: 'seal' } });
+      t.worker.post({ id, task: { kind: 'seal' } });
     }
     await this.drain();
   }
@@ -185,19 +182,9 @@ export class RenderPool {
 
   /** Ends the threads (at once after a failure) and removes the text scratch files. */
   async close(): Promise<void> {
-    this.ending = true;
     const threads = this.threads ?? [];
     if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
-    else
-      await Promise.all(
-        threads.map(
-          (t) =>
-            new Promise<void>((resolve) => {
-              t.worker.once('exit', () => resolve());
-              t.worker.postMessage('close');
-            }),
-        ),
-      );
+    else await Promise.all(threads.map((t) => t.worker.close('close')));
     this.inline?.close();
     this.texts.close();
   }

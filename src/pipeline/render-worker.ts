@@ -14,7 +14,7 @@ import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
 import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
-import { renderHeight, type BlockDocumentCounts } from './blocks.js';
+import { renderHeight, type BlockDocumentCounts } from './block-files.js';
 import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { TxTexts } from './tx-texts.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
@@ -47,6 +47,9 @@ export type RenderTask =
   | { kind: 'texts'; table: TxTextTable; changed?: ChangedTxs }
   /** After the last task: write out the last manifest rows (the answer's `sealed`). */
   | { kind: 'seal' };
+
+/** What the pool posts to a render thread: a task (answered with its id), or 'close' to end it. */
+export type RenderRequest = { id: number; task: RenderTask } | 'close';
 
 /** The answer to a task: WorkerReply's fields for the task's files, in task order. */
 export interface RenderReply extends WorkerReply {
@@ -176,7 +179,7 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
   const data = workerData as RenderWorkerData;
   const blocks = new BlocksSpill(data.spill);
   const renderer = new Renderer(new ChainIndex(openStore(data.stateDir), blocks, getNetwork(data.network)), data);
-  port.on('message', (m: { id: number; task: RenderTask } | 'close') => {
+  port.on('message', (m: RenderRequest) => {
     if (m === 'close') {
       blocks.close();
       renderer.close();

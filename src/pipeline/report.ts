@@ -1,5 +1,5 @@
 import type { InvalidBlock } from '../source/validated.js';
-import type { BlockDocumentCounts } from './blocks.js';
+import type { BlockDocumentCounts } from './block-files.js';
 import type { AddressReuseCounts } from './address-document.js';
 
 /** What a build did (the CLI prints it). */

@@ -1,7 +1,6 @@
-import type { Worker } from 'node:worker_threads';
 import { ioError } from '../runtime/io-error.js';
 import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
-import { startWorker } from '../runtime/from-source.js';
+import { WorkerThread } from '../runtime/thread.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
 
 /** A path, its bytes (null: delete it) and its flags (writer-worker.ts HEX, CHANGED). */
@@ -15,7 +14,7 @@ export interface WriteCounts {
 
 /** One writer thread with its pending batch and the batches it has not answered yet. */
 interface Lane {
-  worker: Worker;
+  worker: WorkerThread<WriteBatch | 'seal', WorkerReply>;
   batch: Entry[];
   batchBytes: number;
   /** Batches posted and not answered yet: their paths. */
@@ -60,9 +59,11 @@ export class SiteWriter {
     this.stale = new Set(update?.stale);
     this.lanes = Array.from({ length: threads }, (_, i) => {
       const data: WriterWorkerData = { kind: 'snapshot-writer', root, update, rowsDir, rowsName: `w${i}` };
-      const lane: Lane = { worker: startWorker(import.meta.url, './writer-worker', data), batch: [], batchBytes: 0, sent: [] };
-      lane.worker.on('message', (m: WorkerReply) => this.onDone(lane, m));
-      lane.worker.on('error', (e) => this.gate.fail(e));
+      const worker = new WorkerThread<WriteBatch | 'seal', WorkerReply>(`writer thread ${i}`, import.meta.url, './writer-worker', data, {
+        message: (m) => this.onDone(lane, m), // posted after `lane` is set below
+        failed: (e) => this.gate.fail(e),
+      }, { before: 'the writer was closed' });
+      const lane: Lane = { worker, batch: [], batchBytes: 0, sent: [] };
       return lane;
     });
   }
@@ -147,7 +148,7 @@ export class SiteWriter {
     const flags = lane.batch.some((e) => e[2]) ? Uint8Array.from(lane.batch, (e) => e[2] ?? 0) : undefined;
     lane.sent.push(paths);
     this.inFlightBytes += lane.batchBytes;
-    lane.worker.postMessage({ paths, ends, data: data.buffer, flags } satisfies WriteBatch, [data.buffer]);
+    lane.worker.post({ paths, ends, data: data.buffer, flags }, [data.buffer]);
     lane.batch = [];
     lane.batchBytes = 0;
   }
@@ -171,7 +172,7 @@ export class SiteWriter {
     let waiting = this.lanes.length;
     for (const lane of this.lanes) {
       lane.sealing = () => waiting--;
-      lane.worker.postMessage('seal');
+      lane.worker.post('seal');
     }
     await this.gate.waitUntil(() => waiting === 0);
   }

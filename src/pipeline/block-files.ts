@@ -1,0 +1,86 @@
+// What a render thread runs for a height (render-worker.ts, and the main thread for small
+// builds): kept apart from the stage (blocks.ts), which works with the whole StageContext.
+import type { ChainIndex } from '../index/query.js';
+import { blockFrame, renderBlock } from '../render/block.js';
+import { renderTx } from '../render/tx.js';
+import { blockPath, txPath } from '../contract/layout.js';
+import type { SiteWriter } from '../publish/writer.js';
+import { assembleBlockDocument, previousElements, txElement } from './block-document.js';
+
+/** How a main-chain block document was made (BuildReport.blockDocuments). */
+export interface BlockDocumentCounts {
+  /** Rendered from all the block's txs: new blocks, a full build, pretty output, fallbacks. */
+  rendered: number;
+  /** An older block whose txs' `next_in` changed: the changed txs rendered, the others' bytes taken from its previous document. */
+  spliced: number;
+  /** Such an older block whose previous document was missing or not as expected (or pretty): rendered whole. */
+  fallback: number;
+}
+
+export const BLOCK_DOCUMENT_KINDS = ['rendered', 'spliced', 'fallback'] as const;
+export type BlockDocumentKind = (typeof BLOCK_DOCUMENT_KINDS)[number];
+
+/** Where the documents of a height go: its files, and each tx's document text. */
+export interface HeightSink {
+  file(rel: string, data: string | Uint8Array): void;
+  /** A tx document; false: leave its files out (a duplicate txid, written by the main thread in chain order). */
+  tx(txid: string, text: Buffer, txIndex: number): boolean;
+  /** The published bytes of a document of the tree being updated (undefined: none). */
+  previous(rel: string): Buffer | undefined;
+  /** How the block document was made. */
+  block(kind: BlockDocumentKind): void;
+  /** False: the `.bin` and `.hex` files were written during the scan (writeRawFiles), only the documents are written here. */
+  raw: boolean;
+}
+
+export type FileSink = Pick<HeightSink, 'file' | 'raw'>;
+
+export function writerSink(writer: SiteWriter): FileSink {
+  return { file: (rel, data) => writer.write(rel, data), raw: true };
+}
+
+export function writeBlockFiles(sink: FileSink, hash: string, json: string | Uint8Array, raw: Buffer): void {
+  sink.file(blockPath(hash, 'json'), json);
+  if (!sink.raw) return;
+  sink.file(blockPath(hash, 'bin'), raw);
+  sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
+}
+
+export function txFiles(sink: FileSink, txid: string, text: Buffer, raw: Buffer): void {
+  sink.file(txPath(txid, 'json'), text);
+  if (!sink.raw) return;
+  sink.file(txPath(txid, 'bin'), raw);
+  sink.file(txPath(txid, 'hex'), raw.toString('hex'));
+}
+
+/**
+ * A main-chain block's documents and its transactions' (only those in `onlyTxs` when given),
+ * at snapshot height `tip`. Runs on the render threads. A compact block document is assembled
+ * from the tx documents rendered here (block-document.ts); with `onlyTxs` (an older block
+ * whose other txs did not change), the other txs' elements are the bytes of the block's
+ * previous document, when it is this block's and holds those txs, else the block is rendered whole.
+ */
+export function renderHeight(index: ChainIndex, height: number, tip: number, pretty: boolean, onlyTxs: readonly number[] | undefined, sink: HeightSink): void {
+  const { block, hash, time } = index.blockAt(height);
+  const placement = { block: hash, height, time };
+  const spenders = index.spendersInBlock(height, block.txs);
+  const next = height < tip ? index.hashAt(height + 1) : undefined;
+  const only = onlyTxs && new Set(onlyTxs);
+  const [head, tail] = pretty ? ['', ''] : blockFrame(block, index.net, next);
+  const doc = only && !pretty ? sink.previous(blockPath(hash, 'json')) : undefined;
+  const previous = doc && previousElements(doc, head, block.txs);
+  const elements: Buffer[][] = [];
+  block.txs.forEach((tx, ti) => {
+    if (only && !only.has(ti)) {
+      if (previous) elements.push([doc!.subarray(previous[2 * ti]!, previous[2 * ti + 1]!)]);
+      return;
+    }
+    const text = Buffer.from(renderTx(tx, index.net, spenders[ti]!, placement, pretty), 'utf8');
+    if (!pretty) elements.push(txElement(text, placement));
+    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, tx.raw);
+  });
+  const kind: BlockDocumentKind = !only ? 'rendered' : previous ? 'spliced' : 'fallback';
+  sink.block(kind);
+  const whole = pretty || (only && !previous);
+  writeBlockFiles(sink, hash, whole ? renderBlock(block, index.net, spenders, next, pretty) : assembleBlockDocument(head, elements, tail), block.raw);
+}
