@@ -1,3 +1,4 @@
+import type { AddressCappedDoc, AddressDoc, UnspentOutputDoc } from '../contract/documents.js';
 import { toJson, type JsonValue, RawJson } from './json.js';
 import { outElementRanges } from './tx.js';
 
@@ -21,23 +22,22 @@ export interface AddressSummary {
  * coin_out, balance, unspent, tx_sz, transactions.
  */
 export function renderAddress(s: AddressSummary, pretty = false): string {
-  const transactions: Record<string, JsonValue> = {};
+  const transactions: Record<string, RawJson> = {};
   for (const [txid, text] of s.transactions) transactions[txid] = new RawJson(text);
-  return toJson(
-    {
-      address: s.address,
-      hash160: s.hash160,
-      tx_in_sz: s.txInCount,
-      tx_out_sz: s.txOutCount,
-      coin_in: s.coinIn,
-      coin_out: s.coinOut,
-      balance: s.coinIn - s.coinOut,
-      unspent: s.unspent,
-      tx_sz: s.transactions.size,
-      transactions,
-    },
-    pretty,
-  );
+  const doc: AddressDoc<RawJson> = {
+    address: s.address,
+    hash160: s.hash160,
+    tx_in_sz: s.txInCount,
+    tx_out_sz: s.txOutCount,
+    coin_in: s.coinIn,
+    coin_out: s.coinOut,
+    balance: s.coinIn - s.coinOut,
+    // The caller cut them from the tx documents' outputs (see AddressSummary.unspent).
+    unspent: s.unspent as UnspentOutputDoc[],
+    tx_sz: s.transactions.size,
+    transactions,
+  };
+  return toJson(doc, pretty);
 }
 
 /**
@@ -83,7 +83,7 @@ export interface CompactAddress extends Omit<AddressSummary, 'unspent' | 'transa
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 /**
- * renderAddress in compact form, the same bytes, assembled from already-rendered bytes: the
+ * renderAddress in compact form (an AddressDoc, keys in its order), the same bytes, assembled from already-rendered bytes: the
  * /tx documents, and each unspent entry `{"tx":{"hash","n"}, ...the output's fields}` with the
  * fields as they are in its /tx document, or runs of entries of the previous document. The
  * document comes part by part, in order, each tx text taken only when its part is due (the tx
@@ -132,5 +132,6 @@ export function* addressCompactParts(s: CompactAddress): Generator<Uint8Array> {
 
 /** The original's answer for an address with more relevant outputs than the cap. */
 export function renderAddressCapped(outputs: number, pretty = false): string {
-  return toJson({ error: `Too many outputs for this address (${outputs})` }, pretty);
+  const doc: AddressCappedDoc = { error: `Too many outputs for this address (${outputs})` };
+  return toJson(doc, pretty);
 }

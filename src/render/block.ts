@@ -2,10 +2,11 @@ import type { AuxPow, Block, BlockHeader } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { merkleTree } from '../chain/merkle.js';
 import type { Network } from '../chain/networks.js';
-import { toPlainJson, type JsonValue } from './json.js';
+import type { AuxCoinbaseTxDoc, AuxPowDoc, BlockDoc, BlockHeaderDoc, BlockTxDoc } from '../contract/documents.js';
+import { toPlainJson } from './json.js';
 import { txObject, type Spender, type TxRenderOptions } from './tx.js';
 
-function headerFields(h: BlockHeader): Record<string, JsonValue> {
+function headerFields(h: BlockHeader): BlockHeaderDoc {
   return {
     hash: h.id,
     ver: h.version,
@@ -17,7 +18,7 @@ function headerFields(h: BlockHeader): Record<string, JsonValue> {
   };
 }
 
-function auxPowObject(aux: AuxPow, net: Network): Record<string, JsonValue> {
+function auxPowObject(aux: AuxPow, net: Network): AuxPowDoc {
   return {
     coinbase_tx: txObject(aux.coinbaseTx, net, [], undefined, { extras: false }),
     block_hash: aux.blockHash.toString('hex'),
@@ -40,10 +41,25 @@ export function blockObject(
   net: Network,
   spenders: readonly (readonly (Spender | undefined)[])[],
   nextBlock: string | undefined,
+  opts?: { extras: true },
+  txs?: BlockTxDoc[],
+): BlockDoc;
+export function blockObject(
+  block: Block,
+  net: Network,
+  spenders: readonly (readonly (Spender | undefined)[])[],
+  nextBlock: string | undefined,
+  opts: { extras: false },
+): BlockDoc<AuxCoinbaseTxDoc>;
+export function blockObject(
+  block: Block,
+  net: Network,
+  spenders: readonly (readonly (Spender | undefined)[])[],
+  nextBlock: string | undefined,
   opts: TxRenderOptions = { extras: true },
-  txs: JsonValue[] = block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined, opts)),
-): Record<string, JsonValue> {
-  const obj: Record<string, JsonValue> = {
+  txs: (BlockTxDoc | AuxCoinbaseTxDoc)[] = block.txs.map((tx, i) => txObject(tx, net, spenders[i] ?? [], undefined, opts)),
+): BlockDoc<BlockTxDoc | AuxCoinbaseTxDoc> {
+  const obj: BlockDoc<BlockTxDoc | AuxCoinbaseTxDoc> = {
     ...headerFields(block.header),
     n_tx: block.txs.length,
     size: block.raw.length,

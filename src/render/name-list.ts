@@ -1,3 +1,4 @@
+import type { NamesListDoc } from '../contract/documents.js';
 import { toPlainJson } from './json.js';
 
 /** One name in `names.json`: its text (decoded like name documents), canonical path, last operation. */
@@ -16,12 +17,10 @@ export interface NameListEntry {
  */
 export function renderNameList(height: number, entries: readonly NameListEntry[], pretty = false): string {
   const sorted = [...entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return toPlainJson(
-    {
-      height,
-      count: sorted.length,
-      names: sorted.map((e) => ({ name: e.name, path: e.path, height: e.height, expires_in: e.expiresIn })),
-    },
-    pretty,
-  );
+  const doc: NamesListDoc = {
+    height,
+    count: sorted.length,
+    names: sorted.map((e) => ({ name: e.name, path: e.path, height: e.height, expires_in: e.expiresIn })),
+  };
+  return toPlainJson(doc, pretty);
 }

@@ -1,5 +1,6 @@
 import { nameBytesToText } from '../chain/names.js';
-import { toPlainJson, type JsonValue } from './json.js';
+import type { NameDoc, NameRecordDoc } from '../contract/documents.js';
+import { toPlainJson } from './json.js';
 
 /** One name operation (firstupdate or update) with everything any variant can show. */
 export interface NameRecord {
@@ -23,8 +24,8 @@ export interface NameQuery {
 }
 
 /** Name#as_json order: name, value, txid, address, expires_in[, block, height, tx_idx, rawtx, mrkl_branch]. */
-function recordObject(r: NameRecord, w: ReadonlySet<WithFlag>): Record<string, JsonValue> {
-  const o: Record<string, JsonValue> = {
+function recordObject(r: NameRecord, w: ReadonlySet<WithFlag>): NameRecordDoc {
+  const o: NameRecordDoc = {
     name: r.name,
     value: r.value,
     txid: r.txid,
@@ -45,8 +46,8 @@ function recordObject(r: NameRecord, w: ReadonlySet<WithFlag>): Record<string, J
  */
 export function renderName(history: readonly NameRecord[], q: NameQuery, pretty = false): string {
   if (history.length === 0) throw new Error('a name document needs at least one record');
-  if (q.history) return toPlainJson(history.map((r) => recordObject(r, q.with)), pretty);
-  return toPlainJson(recordObject(history[history.length - 1]!, q.with), pretty);
+  const doc: NameDoc = q.history ? history.map((r) => recordObject(r, q.with)) : recordObject(history[history.length - 1]!, q.with);
+  return toPlainJson(doc, pretty);
 }
 
 /** Name and value bytes as text: UTF-8 when valid (a leading BOM kept), else Latin-1. */

@@ -5,7 +5,8 @@ import type { Network } from '../chain/networks.js';
 import { scriptToAsm } from '../chain/script.js';
 import { isCoinbaseInput, normalizedId, type Tx } from '../chain/tx.js';
 import { toDisplayHex } from '../chain/hash.js';
-import { toPlainJson, type JsonValue } from './json.js';
+import type { AuxCoinbaseTxDoc, BlockTxDoc, TxDoc, TxIn, TxOut } from '../contract/documents.js';
+import { toPlainJson } from './json.js';
 
 import type { Spender } from '../index/query.js';
 
@@ -33,16 +34,20 @@ export function formatTxTime(unix: number): string {
  * The original's Tx#to_hash key order: hash, ver, vin_sz, vout_sz, lock_time,
  * size, in, out, nid[, block, blocknumber, time].
  */
+export function txObject(tx: Tx, net: Network, spenders: readonly (Spender | undefined)[], placement: TxPlacement, opts?: { extras: true }): TxDoc;
+export function txObject(tx: Tx, net: Network, spenders: readonly (Spender | undefined)[], placement: undefined, opts?: { extras: true }): BlockTxDoc;
+export function txObject(tx: Tx, net: Network, spenders: readonly (Spender | undefined)[], placement: undefined, opts: { extras: false }): AuxCoinbaseTxDoc;
+export function txObject(tx: Tx, net: Network, spenders: readonly (Spender | undefined)[], placement: undefined, opts: TxRenderOptions): BlockTxDoc | AuxCoinbaseTxDoc;
 export function txObject(
   tx: Tx,
   net: Network,
   spenders: readonly (Spender | undefined)[],
   placement: TxPlacement | undefined,
   opts: TxRenderOptions = { extras: true },
-): Record<string, JsonValue> {
+): TxDoc | BlockTxDoc | AuxCoinbaseTxDoc {
   const inputs = tx.inputs.map((input) => {
     const prevOut = { hash: toDisplayHex(input.prevHash), n: input.prevIndex };
-    const o: Record<string, JsonValue> = isCoinbaseInput(input)
+    const o: TxIn = isCoinbaseInput(input)
       ? { prev_out: prevOut, coinbase: input.script.toString('hex') }
       : { prev_out: prevOut, scriptSig: scriptToAsm(input.script) };
     if (input.witness) o.witness = input.witness.map((w) => w.toString('hex'));
@@ -50,7 +55,7 @@ export function txObject(
     return o;
   });
   const outputs = tx.outputs.map((out, i) => {
-    const o: Record<string, JsonValue> = { value: formatValue(out.value), scriptPubKey: scriptToAsm(out.script) };
+    const o: TxOut = { value: formatValue(out.value), scriptPubKey: scriptToAsm(out.script) };
     if (opts.extras) {
       const address = scriptAddress(out.script, net);
       if (address !== undefined) o.address = address;
@@ -59,7 +64,8 @@ export function txObject(
     }
     return o;
   });
-  const obj: Record<string, JsonValue> = {
+  // The optional fields are added in the document's key order; the overloads say which are set.
+  const obj: AuxCoinbaseTxDoc & Partial<TxDoc> = {
     hash: tx.txid,
     ver: tx.version,
     vin_sz: tx.inputs.length,

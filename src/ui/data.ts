@@ -1,88 +1,20 @@
 /** The site's public JSON documents as the UI reads them: types, a small fetch cache, the site info. */
 import { api } from './route.js';
 
-export interface TxIn {
-  prev_out: { hash: string; n: number };
-  coinbase?: string;
-  scriptSig?: string;
-  witness?: string[];
-  sequence?: number;
-}
-export interface TxOut {
-  value: string;
-  scriptPubKey: string;
-  address?: string;
-  next_in?: { hash: string; n: number };
-}
-export interface TxDoc {
-  hash: string;
-  ver: number;
-  vin_sz: number;
-  vout_sz: number;
-  lock_time: number;
-  size: number;
-  in: TxIn[];
-  out: TxOut[];
-  nid?: string;
-  block?: string;
-  blocknumber?: number;
-  time?: string;
-}
-export interface BlockDoc {
-  hash: string;
-  ver: number;
-  prev_block: string;
-  next_block?: string;
-  mrkl_root: string;
-  time: number;
-  bits: number;
-  nonce: number;
-  n_tx: number;
-  size: number;
-  tx: TxDoc[];
-  aux_pow?: { parent_block?: { hash: string } };
-}
-export interface AddressDoc {
-  address: string;
-  hash160: string;
-  tx_in_sz: number;
-  tx_out_sz: number;
-  tx_sz: number;
-  coin_in: number;
-  coin_out: number;
-  balance: number;
-  unspent: (TxOut & { tx: { hash: string; n: number } })[];
-  transactions: Record<string, TxDoc>;
-}
-export interface NameDoc {
-  name: string;
-  value: string;
-  txid: string;
-  address: string | null;
-  expires_in: number;
-  block?: string;
-  height?: number;
-}
-export interface StatsDoc {
-  time: string | number;
-  blocks: { main: number; side: number; orphan: number; size: number };
-  txs: number;
-  txins: number;
-  txouts: number;
-  addrs: number;
-  coins: number;
-  names?: number;
-  work: number;
-  script_types: Record<string, number>;
-  p2sh_types: Record<string, number>;
-}
+import type * as doc from '../contract/documents.js';
 
+// The documents as JSON.parse returns them (contract/documents.ts, big integers as numbers).
+export type TxIn = doc.Parsed<doc.TxIn>;
+export type TxOut = doc.Parsed<doc.TxOut>;
+/** A /tx document, or a tx embedded in a block document (no block, blocknumber, time). */
+export type TxDoc = doc.Parsed<doc.BlockTxDoc> & Partial<doc.Parsed<doc.TxDoc>>;
+export type BlockDoc = doc.Parsed<doc.BlockDoc>;
+export type AddressDoc = doc.Parsed<doc.AddressDoc>;
+/** One record of a name document. */
+export type NameDoc = doc.Parsed<doc.NameRecordDoc>;
+export type StatsDoc = doc.Parsed<doc.StatsDoc>;
 /** A block that is not in the main chain (assets/site.json `offchain`). */
-export interface OffChainBlock {
-  hash: string;
-  kind: 'side' | 'orphan';
-  height: number | null;
-}
+export type OffChainBlock = doc.OffChainBlockDoc;
 
 /** assets/site.json: network, snapshot height and tip, the side and orphan blocks. */
 export interface Site {
