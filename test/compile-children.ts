@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import type { TestProject } from 'vitest/node';
-import { bundleUi } from '../src/site/ui/bundle.js';
+import { bundleUi } from '../src/pipeline/ui-bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -39,7 +39,7 @@ export function compileChildren(): string {
   const r = buildSync({ entryPoints: entries, outbase: ROOT, outdir: '/', format: 'esm', platform: 'node', target: 'node20', write: false, logLevel: 'warning' });
   const ui = bundleUi();
   const files = new Map<string, string | Uint8Array>(r.outputFiles.map((f) => [relative('/', f.path), f.contents]));
-  files.set('src/ui/app.js', ui.js); // where src/site/ui/index.js looks for the prebuilt UI (dist/ui in the package)
+  files.set('src/ui/app.js', ui.js); // where src/pipeline/ui-files.js looks for the prebuilt UI (dist/ui in the package)
   files.set('src/ui/app.css', ui.css);
   const hash = createHash('sha256');
   for (const [p, c] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) hash.update(`${p}\0`).update(c).update('\0');

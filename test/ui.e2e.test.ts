@@ -15,7 +15,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { demoChain } from '../src/builder/demo.js';
 import { demoSource } from '../src/source/demo.js';
 import { decodeNamePath, encodeNamePath, type SiteInfo } from '../src/contract/layout.js';
-import { uiFiles } from '../src/site/ui/index.js';
+import { uiFiles } from '../src/pipeline/ui-files.js';
 import { act, amountsClipped, click, decimal, HAVE_CHROMIUM, launch, pageWidth, screenshot, screenshots, search, shownAmount, text, type Browser } from './ui/browser.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- API documents are checked field by field */

@@ -4,7 +4,7 @@ import { renderStats } from '../render/stats.js';
 import { contractFiles } from '../publish/openapi.js';
 import { hostFiles, type HostName } from '../hosts/index.js';
 import { SITE_INFO_PATH, STATS_PATH, type SiteInfo } from '../contract/layout.js';
-import { uiFiles } from '../site/ui/index.js';
+import { uiFiles } from './ui-files.js';
 import type { StageContext } from './context.js';
 
 /** stats.json, the site info, host glue, the UI and the contract files; returns the tip hash. */

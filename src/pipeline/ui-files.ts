@@ -8,8 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sha256 } from '../../chain/hash.js';
-import type { UiBundle } from './bundle.js';
+import { sha256 } from '../chain/hash.js';
+import { fromSources } from '../runtime/from-source.js';
+import type { UiBundle } from './ui-bundle.js';
 
 /** A block that is not in the main chain, as the overview lists it. */
 export interface UiOffChainBlock {
@@ -34,15 +35,15 @@ export const UI_CSS = 'assets/app.css';
 export const UI_SITE = 'assets/site.json';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-/** dist/ui beside the compiled CLI (dist/site/ui/index.js). */
-export const UI_BUNDLE_DIR = join(HERE, '..', '..', 'ui');
+/** dist/ui beside the compiled CLI (dist/pipeline/ui-files.js). */
+export const UI_BUNDLE_DIR = join(HERE, '..', 'ui');
 
 let bundle: Promise<UiBundle> | undefined;
 
 /** The bundled script and stylesheet (read or made once per process). */
 export function uiBundle(): Promise<UiBundle> {
   bundle ??= (async () => {
-    if (import.meta.url.endsWith('.ts')) return (await import('./bundle.js')).bundleUi();
+    if (fromSources(import.meta.url)) return (await import('./ui-bundle.js')).bundleUi();
     const js = join(UI_BUNDLE_DIR, 'app.js');
     const css = join(UI_BUNDLE_DIR, 'app.css');
     if (!existsSync(js) || !existsSync(css)) throw new Error(`the browsing UI bundle is missing (${js}): this package was built without \`npm run build\``);
