@@ -1,5 +1,6 @@
 /**
- * `npm test`: `vitest run` and the static checks (`npm run checks`: tsc on both projects, eslint)
+ * `npm test`: `vitest run` and the static checks (`npm run checks`: tsc on both projects, eslint;
+ * and the layer rules, depcruise)
  * side by side instead of one after the other. vitest leaves part of the cores idle (waits on
  * child processes, files ending at different times); the checks run at a lower priority and fill
  * those gaps instead of adding their own ~30 s in front. vitest prints as usual; each check's
@@ -18,6 +19,8 @@ const CHECKS: [name: string, args: string[]][] = [
   ['tsc -p .', [bin('typescript', 'bin', 'tsc'), '--noEmit', '-p', '.']],
   ['tsc -p src/ui', [bin('typescript', 'bin', 'tsc'), '--noEmit', '-p', 'src/ui']],
   ['eslint .', [bin('eslint', 'bin', 'eslint.js'), '.']],
+  // The layer order and no import cycles under src/ (.dependency-cruiser.mjs).
+  ['depcruise src', [bin('dependency-cruiser', 'bin', 'dependency-cruise.mjs'), 'src', '--config', '.dependency-cruiser.mjs', '--output-type', 'err']],
 ];
 
 interface Done {
