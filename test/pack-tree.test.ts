@@ -18,11 +18,10 @@ import { decideRange } from '../src/serve/range.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';
+import { framedBlocks, readChain } from './helpers.js';
 import { tempDir } from './memory-builds.js';
+import { describeShared } from './support/shared-data.js';
 
-// Missing chain data skips locally, fails on CI.
-const NO_CHAIN = !HAVE_SHARED && process.env.CI !== 'true';
 
 interface Line {
   path: string;
@@ -106,8 +105,9 @@ async function expectEveryFile(reader: PackReader, tree: string, lines: Line[], 
   return { maxReads, gzipAnswers };
 }
 
-function packSuite(title: string, skip: boolean, buildTree: (out: string) => Promise<unknown>) {
-  describe.skipIf(skip)(title, () => {
+/** `suite`: vitest's `describe`, or `describeShared(…)` for a tree built from ../shared. */
+function packSuite(title: string, suite: typeof describe, buildTree: (out: string) => Promise<unknown>) {
+  suite(title, () => {
     const dir = tempDir('snapshot-pack-');
     let tree: string;
     let packDir: string;
@@ -138,6 +138,15 @@ function packSuite(title: string, skip: boolean, buildTree: (out: string) => Pro
           `${2 ** summary.bucketBits} slots of ${summary.slotCapacity}`,
       );
       expect(packBytes).toBeLessThan(summary.treeBytes);
+    });
+
+    it('is deterministic: the same tree packed again gives the same files, byte for byte', async () => {
+      const again = dir('again');
+      const s2 = await packFromTree(tree, again);
+      expect(s2.index).toBe(summary.index);
+      const files = readdirSync(packDir).sort();
+      expect(readdirSync(again).sort()).toEqual(files);
+      for (const f of files) expect(readFileSync(join(again, f)).equals(readFileSync(join(packDir, f))), f).toBe(true);
     });
 
     it('answers every file byte for byte from the directory, ≤ 2 range reads per lookup after the root', async () => {
@@ -300,13 +309,9 @@ function packSuite(title: string, skip: boolean, buildTree: (out: string) => Pro
   });
 }
 
-packSuite('pack of the demo tree', false, (out) => buildSnapshot({ source: demoSource(), outDir: out }));
+packSuite('pack of the demo tree', describe, (out) => buildSnapshot({ source: demoSource(), outDir: out }));
 
-packSuite('pack of the Bitcoin mainnet 0–599 tree', NO_CHAIN, (out) => {
+packSuite('pack of the Bitcoin mainnet 0–599 tree', describeShared('chaindata/nbitcoin'), (out) => {
   const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
   return buildSnapshot({ source: memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files'), outDir: out });
-});
-
-describe.skipIf(!NO_CHAIN)('pack of the Bitcoin mainnet 0–599 tree', () => {
-  it.skip(SKIP_SHARED_REASON, () => {});
 });
