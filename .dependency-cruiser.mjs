@@ -2,7 +2,7 @@
 // by hand: npx depcruise src). A module imports from its own folder and from the layers below
 // its own; folders on one line are siblings and do not import each other. Type-only imports
 // count too: a type pulled from a higher layer ties the code to it all the same.
-// See docs/development.md, "Layers".
+// The folders are described in docs/development.md ("Layout of src/").
 const LAYERS = [
   ['runtime'], // threads, the run-from-source loader, IoError, progress: usable by every layer
   ['chain'], // blocks, txs, scripts, hashes: pure
