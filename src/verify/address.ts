@@ -3,10 +3,7 @@ import { type Obj, HEX64, CAPPED, isObj, arr, parseValue, exactInt, outpoint, sa
 
 export function checkAddress(ver: Verifier, rel: string, address: string, doc: unknown, text: string): void {
   ver.counts.addresses++;
-  if (!isObj(doc)) {
-    ver.problem(rel, 'is not a JSON object');
-    return;
-  }
+  if (!isObj(doc)) return; // shape problems are reported by the schema check (shape.ts)
   if (typeof doc.error === 'string') {
     ver.counts.cappedAddresses++;
     ver.cappedSeen.add(address);
@@ -18,10 +15,7 @@ export function checkAddress(ver: Verifier, rel: string, address: string, doc: u
   const coinIn = exactInt(doc.coin_in, text, 'coin_in');
   const coinOut = exactInt(doc.coin_out, text, 'coin_out');
   const balance = exactInt(doc.balance, text, 'balance');
-  if (coinIn === undefined || coinOut === undefined || balance === undefined) {
-    ver.problem(rel, 'coin_in, coin_out or balance is not an integer');
-    return;
-  }
+  if (coinIn === undefined || coinOut === undefined || balance === undefined) return; // a shape problem
   if (coinIn - coinOut !== balance) ver.problem(rel, `coin_in − coin_out = ${coinIn - coinOut}, but balance is ${balance}`);
 
   // Unspent entries: each is an output of its /tx document, paying here, unspent.
@@ -30,10 +24,7 @@ export function checkAddress(ver: Verifier, rel: string, address: string, doc: u
   unspent.forEach((u, k) => {
     const op = isObj(u) ? outpoint(u.tx) : undefined;
     const value = isObj(u) ? parseValue(u.value) : undefined;
-    if (!op || value === undefined || !HEX64.test(op.hash)) {
-      ver.problem(rel, `unspent[${k}] is not {tx: {hash, n}, value, ...}`);
-      return;
-    }
+    if (!op || value === undefined || !HEX64.test(op.hash)) return; // a shape problem
     unspentSum += value;
     const tx = ver.txCache.get(op.hash);
     const out = tx ? tx.outs[op.n] : undefined;

@@ -1,21 +1,24 @@
 /** Phase 1: `_site.json`, `stats.json` and the main chain from the tip down to genesis (chain rules). */
 import { getNetwork } from '../chain/networks.js';
 import { SITE_INFO_PATH, STATS_PATH, blockPath } from '../contract/layout.js';
+import type { SiteInfoDoc } from '../contract/documents.js';
+import { shapeProblem } from './shape.js';
 import { HEX64, ZERO_HASH, isObj, MainChain, type Verifier } from './verifier.js';
 
 export function siteAndChain(ver: Verifier): void {
   const site = ver.readJson(SITE_INFO_PATH, 'is missing');
   if (site) {
-    const s = site.doc;
-    if (!isObj(s) || typeof s.network !== 'string' || !Number.isSafeInteger(s.height) || (s.height as number) < 0 || typeof s.tip !== 'string' || !Array.isArray(s.cappedAddresses)) {
-      ver.problem(SITE_INFO_PATH, 'is not {network, height, tip, cappedAddresses}');
+    const shape = shapeProblem('site-info.schema.json#/$defs/internal', site.doc);
+    if (shape) {
+      ver.problem(SITE_INFO_PATH, shape);
     } else {
+      const s = site.doc as SiteInfoDoc;
       try {
         ver.net = getNetwork(s.network);
       } catch {
         ver.problem(SITE_INFO_PATH, `names an unknown network ${JSON.stringify(s.network)}`);
       }
-      ver.site = { network: s.network, height: s.height as number, tip: s.tip, capped: new Set(s.cappedAddresses.map(String)) };
+      ver.site = { network: s.network, height: s.height, tip: s.tip, capped: new Set(s.cappedAddresses) };
     }
   }
   const stats = ver.readJson(STATS_PATH, 'is missing');
@@ -48,10 +51,7 @@ export function walkMainChain(ver: Verifier): void {
     const got = ver.readJson(rel, `is missing: the main chain walked from the tip over prev_block breaks at height ${h}`);
     if (!got) break;
     const doc = got.doc;
-    if (!isObj(doc)) {
-      ver.problem(rel, 'is not a JSON object');
-      break;
-    }
+    if (!isObj(doc)) break; // its shape is reported with the file's own check
     chain.set(h, hash);
     if (doc.hash !== hash) ver.problem(rel, `hash field is ${String(doc.hash)}`);
     const next = h === height ? undefined : chain.hashAt(h + 1);
@@ -67,8 +67,7 @@ export function walkMainChain(ver: Verifier): void {
       ver.problem(rel, `is the genesis block (no prev_block) but the walk from the tip puts it at height ${h}, not 0`);
       break;
     } else if (typeof prev !== 'string') {
-      ver.problem(rel, 'has no prev_block');
-      break;
+      break; // its shape is reported with the file's own check
     } else {
       hash = prev;
     }

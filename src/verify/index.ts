@@ -9,8 +9,9 @@
  * Phases:
  *  1. `_site.json`, `stats.json`, and the main chain from the tip down to genesis
  *     (`prev_block` back, `next_block` forward, the count equals the height + 1).
- *  2. The manifest, line by line: size and sha256 of the file, JSON parses, and the checks of
- *     its kind (tx, block, address, name variants, error documents). A block document is
+ *  2. The manifest, line by line: size and sha256 of the file, JSON parses, its shape against
+ *     the published JSON Schema of its kind (shape.ts; `_site.json`'s in phase 1), and the
+ *     checks of its kind (tx, block, address, name variants). A block document is
  *     checked field by field against its parsed .bin (header, size, n_tx, mrkl_tree, aux_pow,
  *     each embedded tx by the tx checks), a tx document against its .bin.
  *  3. The tree: no file that the manifest does not list (except `_manifest.json`), and nothing
@@ -21,6 +22,7 @@
 import { statSync } from 'node:fs';
 import { siteAndChain } from './chain.js';
 import { manifest, tree } from './manifest.js';
+import { loadShapeChecks } from './shape.js';
 import { totals } from './stats.js';
 import { type VerifyOptions, type VerifyReport, Verifier } from './verifier.js';
 
@@ -30,6 +32,7 @@ export type { VerifyOptions, VerifyProblem, VerifyReport } from './verifier.js';
 export async function verifySnapshot(dir: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
   const started = Date.now();
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`${dir} is not a directory`);
+  await loadShapeChecks();
   const v = new Verifier(dir, opts.maxProblems ?? (opts.verbose ? 100_000 : 1000), opts.onProgress);
   siteAndChain(v);
   const { canonical } = await manifest(v);

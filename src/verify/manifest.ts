@@ -6,8 +6,9 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { checkAddress } from './address.js';
 import { checkBlock } from './block.js';
 import { checkName, checkNameVariant } from './name.js';
+import { schemaOf, shapeProblem } from './shape.js';
 import { checkTx } from './tx.js';
-import { OTHER_PROBLEM, SYMLINK_PROBLEM, isObj, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
+import { OTHER_PROBLEM, SYMLINK_PROBLEM, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
 
 export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
   // Streamed, not read whole: a symlink or FIFO in its place is refused first.
@@ -75,15 +76,15 @@ export function checkFile(ver: Verifier, rel: string, sha: string, size: number)
     ver.problem(rel, `is not valid JSON (${(e as Error).message})`);
     return;
   }
+  const schema = schemaOf(rel, doc);
+  const shape = schema && shapeProblem(schema, doc);
+  if (shape) ver.problem(rel, shape);
   const [top, rest] = splitFirst(rel);
   if (top === 'tx') checkTx(ver, rel, rest.slice(0, -5), doc);
   else if (top === 'block') checkBlock(ver, rel, rest.slice(0, -5), doc);
   else if (top === 'address') checkAddress(ver, rel, rest.slice(0, -5), doc, text);
   else if (top === 'name') checkName(ver, rel, rest.slice(0, -5));
   else if (top === 'v') checkNameVariant(ver, rel, rest);
-  else if (top === 'errors') {
-    if (!isObj(doc) || typeof doc.error !== 'string') ver.problem(rel, 'is not {"error": "<message>"}');
-  }
 }
 
 /** tx/<id>.bin|.hex and block/<h>.bin|.hex come with their .json; true when this is such a file and its .json is there (to check it against). */
