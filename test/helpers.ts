@@ -5,6 +5,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { parseManifestLine } from '../src/contract/manifest.js';
 
 /** ../shared beside the repo: real chain data and reference fixtures (not copied into the repo). */
 export const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared');
@@ -40,8 +42,11 @@ export function framedBlocks(buf: Buffer): Buffer[] {
 /** Paths whose bytes differ from the tree's `_manifest.json` (size or sha256); [] when the tree matches. */
 export function manifestMismatches(dir: string): string[] {
   const bad: string[] = [];
-  for (const line of readFileSync(join(dir, '_manifest.json'), 'utf8').trim().split('\n')) {
-    const [sha, size, path] = line.split(' ') as [string, string, string];
+  const text = readFileSync(join(dir, MANIFEST_PATH), 'utf8');
+  for (const [i, line] of text.slice(0, -1).split('\n').entries()) {
+    const parsed = parseManifestLine(line);
+    if (!parsed) throw new Error(`${join(dir, MANIFEST_PATH)}: line ${i + 1} is not "<sha256> <size> <path>": ${JSON.stringify(line)}`);
+    const { sha256: sha, size, path } = parsed;
     const buf = existsSync(join(dir, path)) ? readFileSync(join(dir, path)) : undefined;
     if (!buf || buf.length !== Number(size) || createHash('sha256').update(buf).digest('hex') !== sha) bad.push(path);
   }

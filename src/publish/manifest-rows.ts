@@ -1,16 +1,12 @@
 import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { manifestOrder, maxLineBytes, putManifestLine, safePath } from '../contract/manifest.js';
 import { onPath, writeAll } from '../runtime/io-error.js';
 
 /** The line of a deleted path in a run: never listed, it hides the published manifest's line. */
 const DELETED_MARK = '-'.repeat(64);
 /** Rows a log keeps in memory before it writes them out as one sorted run. */
 const RUN_ROWS = 100_000;
-
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
-
-/** Paths with UTF-16 code units ≥ 0xD800 sort differently as JS strings than as UTF-8 bytes. */
-const WIDE = /[\ud800-\uffff]/;
 
 /**
  * The manifest rows of the files one thread wrote or deleted in this run (render threads,
@@ -27,7 +23,6 @@ export class ManifestRows {
   private paths: string[] = [];
   private sizes: number[] = [];
   private readonly digests: Buffer;
-  private wide = false;
   private seq = 0;
   /** Rows written out so far. */
   rows = 0;
@@ -52,9 +47,10 @@ export class ManifestRows {
   }
 
   private add(path: string, size: number): void {
+    // The build lists only paths verify accepts: one rule, contract/manifest.ts.
+    if (!safePath(path)) throw new Error(`refusing to list the unsafe path ${JSON.stringify(path)} in the manifest`);
     this.paths.push(path);
     this.sizes.push(size);
-    if (!this.wide && WIDE.test(path)) this.wide = true;
     if (this.paths.length >= this.runRows) this.spill();
   }
 
@@ -63,12 +59,8 @@ export class ManifestRows {
     const n = this.paths.length;
     if (n === 0) return;
     const { paths, sizes, digests } = this;
-    const order = Array.from({ length: n }, (_, i) => i);
-    // Array sort is stable: equal paths stay in write order, and the last one is kept below.
-    if (this.wide) {
-      const keys = paths.map((p) => Buffer.from(p, 'utf8'));
-      order.sort((a, b) => Buffer.compare(keys[a]!, keys[b]!));
-    } else order.sort((a, b) => (paths[a]! < paths[b]! ? -1 : paths[a]! > paths[b]! ? 1 : 0));
+    // Stable: equal paths stay in write order, and the last one is kept below.
+    const order = manifestOrder(paths);
     const path = join(this.dir, `${this.name}.${this.seq++}`);
     onPath(path, 'writing', () => {
       const fd = openSync(path, 'wx');
@@ -79,24 +71,13 @@ export class ManifestRows {
           const i = order[k]!;
           if (k + 1 < n && paths[order[k + 1]!] === paths[i]) continue; // rewritten later in this run
           const path = paths[i]!;
-          const room = 64 + 20 + path.length * 3;
+          const room = maxLineBytes(path);
           if (at + room > chunk.length) {
             writeAll(fd, chunk.subarray(0, at));
             at = 0;
             if (room > chunk.length) chunk = Buffer.allocUnsafe(room);
           }
-          // `<sha256 hex> <size> <path>\n` written in place (no string per line).
-          if (sizes[i]! < 0) at += chunk.write(DELETED_MARK, at, 'latin1');
-          else
-            for (let j = i * 32, end = j + 32; j < end; j++) {
-              chunk[at++] = HEX[digests[j]! >> 4]!;
-              chunk[at++] = HEX[digests[j]! & 15]!;
-            }
-          chunk[at++] = 32;
-          at += chunk.write(String(Math.max(sizes[i]!, 0)), at, 'latin1');
-          chunk[at++] = 32;
-          at += chunk.write(path, at, 'utf8');
-          chunk[at++] = 10;
+          at = putManifestLine(chunk, at, sizes[i]! < 0 ? DELETED_MARK : digests, i * 32, Math.max(sizes[i]!, 0), path);
           this.rows++;
         }
         writeAll(fd, chunk.subarray(0, at));
@@ -106,7 +87,6 @@ export class ManifestRows {
     });
     this.paths = [];
     this.sizes = [];
-    this.wide = false;
   }
 
   /** Writes out what is left; returns the rows this log wrote. */

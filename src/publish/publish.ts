@@ -48,7 +48,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
-import { ManifestPaths } from './manifest.js';
+import { ManifestPaths, safePath } from '../contract/manifest.js';
 
 /** The marker file in the releases dir and in the state dir. */
 export const MARKER_FILE = '.chain-snapshot';
@@ -524,7 +524,6 @@ interface SpareRecord {
   changed: string[];
 }
 
-const safePath = (p: string) => p !== '' && !p.startsWith('/') && !p.includes('\0') && p.split('/').every((c) => c !== '' && c !== '.' && c !== '..');
 
 /** Reads `<name>.spare`: a header line, one changed path a line, a trailer with their count. */
 function readSpare(rel: string, name: string): SpareRecord | undefined {

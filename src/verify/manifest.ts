@@ -1,14 +1,16 @@
 /** Phases 2 and 3: the manifest line by line (size, sha256, dispatch by kind) and the tree against it. */
 import { createReadStream, lstatSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { createInterface } from 'node:readline';
 import { sha256 } from '../chain/hash.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
+import { compareManifestPaths, parseManifestLine, safePath } from '../contract/manifest.js';
 import { checkAddress } from './address.js';
 import { checkBlock } from './block.js';
 import { checkName, checkNameVariant } from './name.js';
 import { schemaOf, shapeProblem } from './shape.js';
 import { checkTx } from './tx.js';
-import { OTHER_PROBLEM, SYMLINK_PROBLEM, safePath, type Verifier, splitFirst, countLines, walk } from './verifier.js';
+import { OTHER_PROBLEM, SYMLINK_PROBLEM, type Verifier, splitFirst, countLines, walk } from './verifier.js';
 
 export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
   // Streamed, not read whole: a symlink or FIFO in its place is refused first.
@@ -22,6 +24,7 @@ export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
     ver.problem(MANIFEST_PATH, 'is missing');
     return { canonical: false };
   }
+  const notUtf8 = await linesNotUtf8(ver.abs(MANIFEST_PATH));
   let sorted = true;
   let prevPath = '';
   let lineNo = 0;
@@ -29,31 +32,67 @@ export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
   for await (const line of lines) {
     lineNo++;
     if (lineNo % 500 === 0) ver.onProgress?.('files', lineNo, total);
-    if (line === '') continue;
     ver.counts.manifestEntries++;
-    const m = /^([0-9a-f]{64}) (\d+) (.+)$/.exec(line);
-    if (!m) {
+    const parsed = parseManifestLine(line);
+    if (!parsed) {
       ver.problem(MANIFEST_PATH, `line ${lineNo} is not "<sha256> <size> <path>": ${JSON.stringify(line.slice(0, 200))}`);
       sorted = false;
       continue;
     }
-    const [, sha, sizeText, rel] = m as unknown as [string, string, string, string];
+    const { sha256: sha, size, path: rel } = parsed;
     // Unsorted (the writer sorts by path), the stray-file check takes the slow path, which also
     // names duplicates.
-    if (rel <= prevPath) sorted = false;
+    if (compareManifestPaths(rel, prevPath) <= 0) sorted = false;
     prevPath = rel;
     if (rel === MANIFEST_PATH) {
       ver.problem(MANIFEST_PATH, 'lists itself');
       continue;
     }
-    if (!safePath(rel)) {
+    if (!safePath(rel) || notUtf8.has(lineNo)) {
       ver.problem(MANIFEST_PATH, `line ${lineNo} names an unsafe path ${JSON.stringify(rel)}`);
       continue;
     }
-    checkFile(ver, rel, sha, Number(sizeText));
+    checkFile(ver, rel, sha, size);
+  }
+  // readline hides whether the last line ends in a newline: more lines than newlines say it does not.
+  if (lineNo > total) {
+    ver.problem(MANIFEST_PATH, `line ${lineNo} has no newline at its end`);
+    sorted = false;
   }
   ver.onProgress?.('files', lineNo, total);
   return { canonical: sorted };
+}
+
+/**
+ * The numbers of the lines that are not UTF-8 (at most 1000): readline decodes their bytes to
+ * U+FFFD, where the build's reader refuses them as unsafe paths.
+ */
+async function linesNotUtf8(path: string): Promise<Set<number>> {
+  const bad = new Set<number>();
+  let line = 0;
+  let carry = Buffer.alloc(0);
+  const scan = (buf: Buffer) => {
+    // Split at newlines (ASCII: never inside a character); only a bad chunk is split by line.
+    if (isUtf8(buf)) {
+      for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) line++;
+      return;
+    }
+    for (let start = 0; start < buf.length && bad.size < 1000; ) {
+      const nl = buf.indexOf(10, start);
+      const end = nl === -1 ? buf.length : nl;
+      line++;
+      if (!isUtf8(buf.subarray(start, end))) bad.add(line);
+      start = end + 1;
+    }
+  };
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    const buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+    const last = buf.lastIndexOf(10);
+    scan(buf.subarray(0, last + 1));
+    carry = Buffer.from(buf.subarray(last + 1));
+  }
+  if (carry.length > 0 && !isUtf8(carry)) bad.add(line + 1);
+  return bad;
 }
 
 export function checkFile(ver: Verifier, rel: string, sha: string, size: number): void {
@@ -121,10 +160,10 @@ export async function tree(ver: Verifier, canonical: boolean): Promise<void> {
     if (!lstatSync(ver.abs(MANIFEST_PATH)).isFile()) throw new Error('not a regular file');
     const lines = createInterface({ input: createReadStream(ver.abs(MANIFEST_PATH)), crlfDelay: Infinity });
     for await (const line of lines) {
-      const m = /^[0-9a-f]{64} \d+ (.+)$/.exec(line);
-      if (!m) continue;
-      if (listed.has(m[1]!)) ver.problem(m[1]!, 'is listed twice in the manifest');
-      listed.add(m[1]!);
+      const rel = parseManifestLine(line)?.path;
+      if (rel === undefined) continue;
+      if (listed.has(rel)) ver.problem(rel, 'is listed twice in the manifest');
+      listed.add(rel);
     }
   } catch {
     // no usable manifest: every file is stray

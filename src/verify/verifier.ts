@@ -156,12 +156,6 @@ function lstatOrUndefined(path: string): Stats | undefined {
 export const SYMLINK_PROBLEM = 'is a symbolic link (a snapshot tree holds regular files and directories only)';
 export const OTHER_PROBLEM = 'is not a regular file or directory (a snapshot tree holds regular files and directories only)';
 
-/** A manifest path that stays inside the tree and names a file the way the build writes them. */
-export function safePath(p: string): boolean {
-  if (p === '' || p.startsWith('/') || p.includes('\\') || p.includes('\0')) return false;
-  return p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
-}
-
 /**
  * Block hashes of the main chain, 32 bytes each by height, with a sorted index for lookups.
  * Filled from the tip down; `lowest` is the lowest height the walk reached.
