@@ -36,8 +36,6 @@ export class RenderPool {
   private threads: Thread[] | undefined;
   private nextId = 0;
   private readonly gate = new ThreadGate();
-  /** Set when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
-  rawWritten = false;
   private skipped: [number, number][] = [];
   /** How the block documents were made so far. */
   readonly blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
@@ -51,6 +49,8 @@ export class RenderPool {
     private readonly pretty: boolean,
     textsBase: string,
     private readonly duplicates: string[],
+    /** True when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
+    private readonly rawWritten: boolean,
     private readonly threadsAbove = 4096,
     private readonly size = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2)),
     private readonly perThread = 2,

@@ -29,9 +29,9 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
   const { index, meta, pretty, cap, progress, hosts, full, targets } = opened;
   const { height, changes, side, orphan } = synced;
   await index.store.root.flushed; // the render threads read the index
-  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), hooks.renderThreadsAbove);
+  const rawWritten = full; // by the scan (sync phase)
+  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), rawWritten, hooks.renderThreadsAbove);
   teardown.add(() => pool.close());
-  pool.rawWritten = full; // a full build's scan wrote the .bin and .hex files (sync phase)
   const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
   await writeTxsAndBlocks(ctx);
