@@ -10,6 +10,7 @@ const SLOWEST = [
   'test/best-valid-chain.test.ts',
   'test/incremental.test.ts',
   'test/verify-trust.test.ts',
+  'test/pack-tree.test.ts',
   'test/ui.e2e.test.ts',
   'test/rpc-rerun.test.ts',
   'test/cli.test.ts',
