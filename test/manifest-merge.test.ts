@@ -1,4 +1,4 @@
-// The manifest is merged from the sorted runs of rows each writing thread keeps (issue 14: no
+// The manifest is merged from the sorted runs of rows each writing thread keeps (no
 // index write per file), and in an incremental build from the published manifest and the
 // run's changes: the bytes equal a manifest computed from the tree from first principles.
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Filesystem safety of `snapshot build` (issue 10): what the build may replace, the releases
+// Filesystem safety of `snapshot build`: what the build may replace, the releases
 // layout and its atomic publish, the staging race, the lock, and recovery that only removes what
 // it can prove it made.
 import { spawnSync } from 'node:child_process';
