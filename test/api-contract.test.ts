@@ -6,7 +6,9 @@
  * checked for exactly the fields their query asks for. The OpenAPI file is checked with an
  * OpenAPI 3.1 validator and its schema references must resolve. Deliberately broken documents
  * must fail. The contract files must be in every built tree, served as JSON, and accepted by
- * `snapshot verify`.
+ * `snapshot verify`. The schemas and the TypeScript document types (src/contract/documents.ts)
+ * describe the same objects: each schema object's properties and required list are the keys
+ * of its type (read from the key tables the compiler keeps equal to the types).
  */
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -17,6 +19,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
+import { DOCUMENT_KEYS, type KeyTable, type TxOut } from '../src/contract/documents.js';
+import { openBlocksDir } from '../src/source/blkdir.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { contractFiles } from '../src/publish/openapi.js';
 import { demoSource } from '../src/source/demo.js';
@@ -24,7 +28,7 @@ import { MANIFEST_PATH, SITE_INFO_PATH, WITH_FLAGS, variantFromKey, type SiteInf
 import { makeRouterSite, route } from '../src/contract/router.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';
+import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, framedBlocks, readChain } from './helpers.js';
 
 const DOCS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const SCHEMA_FILES = readdirSync(join(DOCS, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort();
@@ -133,6 +137,48 @@ function checkTree(out: string): TreeCheck {
   return { counts, failures };
 }
 
+type SchemaObject = { properties?: Record<string, unknown>; required?: string[]; additionalProperties?: unknown; [k: string]: unknown };
+
+/** The schema object at `<file>#<pointer>` of a set of parsed schema files. */
+function schemaAt(files: Record<string, unknown>, ref: string): SchemaObject {
+  const [file, pointer = ''] = ref.split('#') as [string, string?];
+  let at: unknown = files[file];
+  for (const part of pointer.split('/').slice(1)) at = (at as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  if (!at || typeof at !== 'object') throw new Error(`${ref}: no such schema object`);
+  return at as SchemaObject;
+}
+
+/**
+ * Where the schemas and the document types disagree: for each type's key table, the schema
+ * object's property names and required list against the table's keys and required keys; and
+ * every closed schema object (additionalProperties false) must have a type.
+ */
+function typeMismatches(files: Record<string, unknown>, tables: Record<string, Readonly<Record<string, string>>>): string[] {
+  const out: string[] = [];
+  const sorted = (a: Iterable<string>) => [...a].sort().join(', ');
+  for (const [ref, table] of Object.entries(tables)) {
+    const s = schemaAt(files, ref);
+    const props = sorted(Object.keys(s.properties ?? {}));
+    const keys = sorted(Object.keys(table));
+    if (props !== keys) out.push(`${ref}: schema properties [${props}], type keys [${keys}]`);
+    const required = sorted(s.required ?? []);
+    const want = sorted(Object.keys(table).filter((k) => table[k] === 'required'));
+    if (required !== want) out.push(`${ref}: schema requires [${required}], the type [${want}]`);
+  }
+  const walk = (v: unknown, ref: string): void => {
+    if (!v || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${ref}/${i}`));
+    const o = v as SchemaObject;
+    if (o.additionalProperties === false && o.properties) {
+      const key = ref.endsWith('#') ? ref.slice(0, -1) : ref;
+      if (!(key in tables)) out.push(`${key}: a closed schema object without a document type`);
+    }
+    for (const [k, x] of Object.entries(o)) walk(x, `${ref}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  };
+  for (const [file, schema] of Object.entries(files)) walk(schema, `${file}#`);
+  return out;
+}
+
 const tip = (dir: string) => (JSON.parse(readFileSync(join(dir, SITE_INFO_PATH), 'utf8')) as SiteInfo).tip;
 
 const errs = (schema: string, doc: unknown) => {
@@ -151,6 +197,32 @@ describe('API contract: schemas and OpenAPI file', () => {
       expect(s.$schema, f).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(validator(f), f).toBeTypeOf('function');
     }
+  });
+
+  it('each schema object has the keys of its TypeScript document type (contract/documents.ts)', () => {
+    const files = Object.fromEntries(SCHEMA_FILES.map((f) => [f, JSON.parse(readDoc(`schemas/${f}`)) as unknown]));
+    expect(typeMismatches(files, DOCUMENT_KEYS)).toEqual([]);
+    expect(Object.keys(DOCUMENT_KEYS).length).toBeGreaterThan(20);
+    // The comparison can fail: a field the type lacks, a field made optional, a new closed object.
+    const tx = JSON.parse(readDoc('schemas/tx.schema.json')) as { properties: Record<string, unknown>; required: string[]; $defs: Record<string, unknown> };
+    tx.properties.confirmations = { type: 'integer' };
+    tx.required = tx.required.filter((k) => k !== 'nid');
+    tx.$defs.extra = { type: 'object', additionalProperties: false, properties: { a: true } };
+    expect(typeMismatches({ ...files, 'tx.schema.json': tx }, DOCUMENT_KEYS)).toEqual([
+      'tx.schema.json: schema properties [block, blocknumber, confirmations, hash, in, lock_time, nid, out, size, time, ver, vin_sz, vout_sz], type keys [block, blocknumber, hash, in, lock_time, nid, out, size, time, ver, vin_sz, vout_sz]',
+      'tx.schema.json: schema requires [block, blocknumber, hash, in, lock_time, out, size, time, ver, vin_sz, vout_sz], the type [block, blocknumber, hash, in, lock_time, nid, out, size, time, ver, vin_sz, vout_sz]',
+      'tx.schema.json#/$defs/extra: a closed schema object without a document type',
+    ]);
+    // The key tables follow the types at compile time (tsc fails when one does not).
+    const right = { value: 'required', scriptPubKey: 'required', address: 'optional', next_in: 'optional' } as const satisfies KeyTable<TxOut>;
+    // @ts-expect-error a key table must list every key of its type
+    const missing = { value: 'required', scriptPubKey: 'required', address: 'optional' } as const satisfies KeyTable<TxOut>;
+    // @ts-expect-error ...and no other
+    const extra = { ...right, confirmations: 'optional' } as const satisfies KeyTable<TxOut>;
+    // @ts-expect-error ...and mark each as the type does
+    const wrong = { ...right, address: 'required' } as const satisfies KeyTable<TxOut>;
+    expect([right, missing, extra, wrong]).toHaveLength(4);
+    expect(DOCUMENT_KEYS['tx.schema.json#/$defs/output']).toEqual(right);
   });
 
   it('openapi.json is a valid OpenAPI 3.1 description whose schema references all resolve', async () => {
@@ -455,6 +527,36 @@ describe.skipIf(!HAVE_SHARED)('API contract: the Bitcoin mainnet 0–599 build',
     expect(counts['stats.schema.json']).toBe(1);
     expect(counts['name.schema.json']).toBeUndefined();
     console.log(`bitcoin 0–599 build: validated ${JSON.stringify(counts)}`);
+  });
+});
+
+// Namecoin Core's regtest chain: AuxPoW blocks, stale blocks and name operations of a real node.
+describe.skipIf(!HAVE_SHARED && process.env.CI !== 'true')('API contract: the Namecoin Core regtest build', () => {
+  let dir: string;
+  let out: string;
+
+  beforeAll(async () => {
+    if (!HAVE_SHARED) throw new Error(`CI=true: ${SKIP_SHARED_REASON}`);
+    dir = mkdtempSync(join(tmpdir(), 'snapshot-contract-nmc-'));
+    out = join(dir, 'out');
+    const src = await openBlocksDir(chainPath('namecoin-core-regtest', 'blocks'), NETWORKS['namecoin-regtest']);
+    try {
+      await buildSnapshot({ source: src, outDir: out, hosts: [] });
+    } finally {
+      await src.close();
+    }
+  }, 180_000);
+  afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
+
+  it('every JSON document validates against its schema', () => {
+    const { counts, failures } = checkTree(out);
+    expect(failures).toEqual([]);
+    const blocks = readdirSync(join(out, 'block')).filter((f) => f.endsWith('.json')).length;
+    expect(counts['block.schema.json']).toBe(blocks);
+    expect(counts['name.schema.json']).toBeGreaterThan(0);
+    const aux = readdirSync(join(out, 'block')).filter((f) => f.endsWith('.json')).some((f) => 'aux_pow' in (JSON.parse(readFileSync(join(out, 'block', f), 'utf8')) as object));
+    expect(aux, 'the tree has merge-mined blocks').toBe(true);
+    console.log(`namecoin regtest build: validated ${JSON.stringify(counts)}`);
   });
 });
 
