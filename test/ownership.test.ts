@@ -12,7 +12,8 @@ import { MANIFEST_PATH, STATS_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildHooks, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, manifestMismatches, nodeArgs, readChain } from './helpers.js';
+import { framedBlocks, manifestMismatches, nodeArgs, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const CLI = nodeArgs('src/cli.ts');
 const STATE_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'state-child.ts');
@@ -151,10 +152,7 @@ function nbitcoinSource() {
   return memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files');
 }
 
-// Without ../shared the case is skipped, except on CI, where it runs and fails on the missing data.
-const NO_CHAIN = !HAVE_SHARED && process.env.CI !== 'true';
-
-describe.skipIf(NO_CHAIN)('nothing is written through a symlink (Bitcoin mainnet 0–599)', () => {
+describeShared('chaindata/nbitcoin')('nothing is written through a symlink (Bitcoin mainnet 0–599)', () => {
   it('stats.json replaced by a symlink to a file outside: the next builds refuse it, the file keeps its bytes', async () => {
     const d = caseDir();
     const site = join(d, 'site');
@@ -193,10 +191,6 @@ describe.skipIf(NO_CHAIN)('nothing is written through a symlink (Bitcoin mainnet
     expect(existsSync(join(rel, spare))).toBe(false);
     expect(manifestMismatches(site)).toEqual([]);
   }, 120_000);
-});
-
-describe.skipIf(!NO_CHAIN)('nothing is written through a symlink (Bitcoin mainnet 0–599)', () => {
-  it.skip(SKIP_SHARED_REASON, () => {});
 });
 
 /** Starts fixtures/state-child.ts (paused at `pause` until `goFile` exists). */

@@ -1,18 +1,19 @@
-// Issue 10: `snapshot verify` rechecks the chain rules from the tree's own .bin files, so a tree
+// `snapshot verify` rechecks the chain rules from the tree's own .bin files, so a tree
 // that is corrupted but consistent (every document agrees with every .bin and the manifest)
 // fails. Such trees are made the way the unvalidated build made them: this file replaces the
 // validating source wrapper by a pass-through (parse only), then builds from damaged blocks.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, manifestMismatches, readChain } from './helpers.js';
+import { framedBlocks, manifestMismatches, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 vi.mock('../src/source/validated.js', async (importOriginal) => {
   const orig = await importOriginal<typeof import('../src/source/validated.js')>();
@@ -39,7 +40,7 @@ vi.mock('../src/source/validated.js', async (importOriginal) => {
 
 const sat = (v: string) => BigInt(v.replace('.', ''));
 
-describe.skipIf(!HAVE_SHARED)('verify rechecks the chain rules from the .bin files', () => {
+describeShared('chaindata/nbitcoin')('verify rechecks the chain rules from the .bin files', () => {
   let dir: string;
   const blocks = () => [...framedBlocks(readChain('nbitcoin', 'blk00000.dat'))].slice(0, 11).map((b) => Buffer.from(b));
   const source = (raws: Buffer[]) => memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin 0–10');
@@ -63,7 +64,7 @@ describe.skipIf(!HAVE_SHARED)('verify rechecks the chain rules from the .bin fil
     await buildSnapshot({ source: source(raws), outDir: out, hosts: [] });
     const block5 = parseBlock(raws[5]!, { auxpow: false });
     const doc = JSON.parse(readFileSync(join(out, 'tx', `${block5.txs[0]!.txid}.json`), 'utf8')) as { out: { value: string }[] };
-    expect(sat(doc.out[0]!.value)).toBe(705_032_704n); // the wrong tree the issue saw: 7.05032704
+    expect(sat(doc.out[0]!.value)).toBe(705_032_704n); // the wrong value the unvalidated build published: 7.05032704
     expect(manifestMismatches(out)).toEqual([]); // consistent: every file as listed
     const r = await verifySnapshot(out);
     expect(r.ok).toBe(false);
@@ -82,8 +83,4 @@ describe.skipIf(!HAVE_SHARED)('verify rechecks the chain rules from the .bin fil
     const tip = parseBlock(raws[10]!, { auxpow: false }).header.id;
     expect(r.problems).toEqual([{ file: `block/${tip}.bin`, message: expect.stringMatching(/^is an invalid block: high-hash: /) as unknown as string }]);
   }, 60_000);
-});
-
-describe.skipIf(HAVE_SHARED)('verify rechecks the chain rules', () => {
-  it('is skipped', () => console.warn(SKIP_SHARED_REASON));
 });

@@ -8,7 +8,7 @@ import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, rea
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { MANIFEST_PATH, SITE_INFO_PATH, blockPath, txPath } from '../src/contract/layout.js';
@@ -16,14 +16,8 @@ import { buildSnapshot } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot, type VerifyReport } from '../src/verify/index.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, framedBlocks, manifestMismatches, readChain } from './helpers.js';
-
-// Missing chain data skips these tests, except on CI, where it fails them.
-const ON_CI = process.env.CI === 'true';
-const RUN = HAVE_SHARED || ON_CI;
-const needShared = () => {
-  if (!HAVE_SHARED) throw new Error(`CI=true: ${SKIP_SHARED_REASON}`);
-};
+import { chainPath, framedBlocks, manifestMismatches, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 // Bitcoin mainnet blocks 170 (the first with a payment tx: 2 txs) and 599 (the tip), from
 // shared/reference/chaindata.md.
@@ -72,7 +66,7 @@ function replaceOnce(text: string, from: string, to: string): string {
   return text.replace(from, to);
 }
 
-describe.skipIf(!RUN)('verify: Bitcoin mainnet 0–599 against the blocks’ own bytes and the tree’s file types', () => {
+describeShared('chaindata/nbitcoin')('verify: Bitcoin mainnet 0–599 against the blocks’ own bytes and the tree’s file types', () => {
   let dir: string;
   let good: string;
   let copies = 0;
@@ -80,7 +74,6 @@ describe.skipIf(!RUN)('verify: Bitcoin mainnet 0–599 against the blocks’ own
   const copy = () => linkCopy(good, join(dir, `bad-${++copies}`));
 
   beforeAll(async () => {
-    needShared();
     dir = mkdtempSync(join(tmpdir(), 'snapshot-verify-trust-'));
     const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
     const out = join(dir, 'out');
@@ -203,12 +196,11 @@ describe.skipIf(!RUN)('verify: Bitcoin mainnet 0–599 against the blocks’ own
   }, 60_000);
 });
 
-describe.skipIf(!RUN)('verify: the Namecoin Core regtest tree (AuxPoW, stale blocks) against its blocks’ bytes', () => {
+describeShared('chaindata/namecoin-core-regtest')('verify: the Namecoin Core regtest tree (AuxPoW, stale blocks) against its blocks’ bytes', () => {
   let dir: string;
   let good: string;
 
   beforeAll(async () => {
-    needShared();
     dir = mkdtempSync(join(tmpdir(), 'snapshot-verify-trust-nmc-'));
     const src = await openBlocksDir(chainPath('namecoin-core-regtest', 'blocks'), NETWORKS['namecoin-regtest']);
     try {
@@ -259,8 +251,4 @@ describe.skipIf(!RUN)('verify: the Namecoin Core regtest tree (AuxPoW, stale blo
     const r = await verifySnapshot(d);
     expectProblem(r, rel, /^aux_pow\.chain_index /);
   }, 60_000);
-});
-
-describe.skipIf(RUN)('verify against the blocks’ bytes and file types', () => {
-  it('is skipped', () => console.warn(SKIP_SHARED_REASON));
 });
