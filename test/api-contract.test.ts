@@ -28,7 +28,8 @@ import { MANIFEST_PATH, SITE_INFO_PATH, WITH_FLAGS, variantFromKey, type SiteInf
 import { makeRouterSite, route } from '../src/contract/router.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, framedBlocks, readChain } from './helpers.js';
+import { chainPath, framedBlocks, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const DOCS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const SCHEMA_FILES = readdirSync(join(DOCS, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort();
@@ -505,7 +506,7 @@ describe('API contract: the demo build', () => {
   });
 });
 
-describe.skipIf(!HAVE_SHARED)('API contract: the Bitcoin mainnet 0–599 build', () => {
+describeShared('chaindata/nbitcoin')('API contract: the Bitcoin mainnet 0–599 build', () => {
   let dir: string;
   let out: string;
 
@@ -531,12 +532,11 @@ describe.skipIf(!HAVE_SHARED)('API contract: the Bitcoin mainnet 0–599 build',
 });
 
 // Namecoin Core's regtest chain: AuxPoW blocks, stale blocks and name operations of a real node.
-describe.skipIf(!HAVE_SHARED && process.env.CI !== 'true')('API contract: the Namecoin Core regtest build', () => {
+describeShared('chaindata/namecoin-core-regtest')('API contract: the Namecoin Core regtest build', () => {
   let dir: string;
   let out: string;
 
   beforeAll(async () => {
-    if (!HAVE_SHARED) throw new Error(`CI=true: ${SKIP_SHARED_REASON}`);
     dir = mkdtempSync(join(tmpdir(), 'snapshot-contract-nmc-'));
     out = join(dir, 'out');
     const src = await openBlocksDir(chainPath('namecoin-core-regtest', 'blocks'), NETWORKS['namecoin-regtest']);
@@ -559,5 +559,3 @@ describe.skipIf(!HAVE_SHARED && process.env.CI !== 'true')('API contract: the Na
     console.log(`namecoin regtest build: validated ${JSON.stringify(counts)}`);
   });
 });
-
-if (!HAVE_SHARED) console.warn(`API contract: ${SKIP_SHARED_REASON}`);
