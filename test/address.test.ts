@@ -6,7 +6,8 @@ import { hash160, sha256d } from '../src/chain/hash.js';
 import { NETWORKS, type Network } from '../src/chain/networks.js';
 import { classifyScript, solveScript } from '../src/chain/script.js';
 import type { Tx } from '../src/chain/tx.js';
-import { chainPath, framedBlocks, HAVE_SHARED } from './helpers.js';
+import { chainPath, framedBlocks } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
 const { bitcoin, namecoin } = NETWORKS;
@@ -219,7 +220,7 @@ function checkOutputs(txs: Tx[], net: Network, namecoinNet = false): Record<stri
   return withAddress;
 }
 
-describe.skipIf(!HAVE_SHARED)('addresses of real outputs', () => {
+describeShared('chaindata')('addresses of real outputs', () => {
   it('block 170: the first spend pays 1Q2TWHE3… and 12cbQLTF…; genesis pays 1A1zP1eP…', () => {
     const txs = allTxs(framedBlocks(readFileSync(chainPath('nbitcoin', 'blk00000.dat'))));
     const spend = txs.find((t) => t.txid === 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16')!;
@@ -247,7 +248,7 @@ describe.skipIf(!HAVE_SHARED)('addresses of real outputs', () => {
     expect(decodeAddress('N1Gi2mS1VSp1wRj2RU3ZU7t1N1zdsRTuWg', namecoin)?.type).toBe('pubkey_hash');
   });
 
-  const ELECTRUMX_TXS = HAVE_SHARED ? readdirSync(chainPath('electrumx', 'transactions')).filter((f) => f.endsWith('.json')) : [];
+  const ELECTRUMX_TXS = readdirSync(chainPath('electrumx', 'transactions')).filter((f) => f.endsWith('.json'));
   it.each(ELECTRUMX_TXS)('%s: every output address equals namecoind’s', (file) => {
     const j = JSON.parse(readFileSync(chainPath('electrumx', 'transactions', file), 'utf8')) as {
       vout: { n: number; scriptPubKey: { hex: string; address?: string; addresses?: string[] } }[];

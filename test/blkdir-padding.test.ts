@@ -2,7 +2,7 @@
 // pre-allocated tail (fallocate) is raw zeros that never went through the XOR
 // stream. Core's reindex finds no magic there and moves on silently; so must we.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,8 @@ import { xorObfuscate } from '../src/chain/blkfile.js';
 import { demoChain } from '../src/builder/demo.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { chainPath } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const NMC = NETWORKS['namecoin-regtest'];
 const temps: string[] = [];
@@ -98,7 +99,7 @@ describe('blocks dir: Core ≥ 28 pre-allocation padding', () => {
 });
 
 const REAL = chainPath('namecoin-core-regtest');
-describe.skipIf(!HAVE_SHARED || !existsSync(REAL))('blocks dir: real Namecoin Core regtest datadir (xor.dat, fastprune)', () => {
+describeShared('chaindata/namecoin-core-regtest')('blocks dir: real Namecoin Core regtest datadir (xor.dat, fastprune)', () => {
   it('reads all 264 records with 0 warnings; blk00006.dat ends in raw zero padding', async () => {
     const manifest = JSON.parse(readFileSync(join(REAL, 'blocks-manifest.json'), 'utf8')) as {
       files: Record<string, { size: number; sha256: string; data_end?: number; zero_padding?: number; blocks?: unknown[] }>;
@@ -124,11 +125,5 @@ describe.skipIf(!HAVE_SHARED || !existsSync(REAL))('blocks dir: real Namecoin Co
     } finally {
       await src.close();
     }
-  });
-});
-
-describe.skipIf(HAVE_SHARED && existsSync(REAL))('blocks dir: real datadir (absent)', () => {
-  it('is skipped', () => {
-    console.warn(`${REAL} not found: ${SKIP_SHARED_REASON}`);
   });
 });

@@ -1,14 +1,15 @@
 // The blocks-dir stages on buffers, no files: the header index (pass 1) over real regtest blocks
 // framed out of order with a duplicate, choosing the chain the node had; the body reader giving
 // back every block byte for byte and naming file and offset when the bytes changed.
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { xorObfuscate } from '../src/chain/blkfile.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { BodyReader, type BlkBytes } from '../src/source/blkdir/bodies.js';
 import { HeaderIndex } from '../src/source/blkdir/headers.js';
 import { BufferWindow } from '../src/source/blkdir/records.js';
 import { blockId, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
+
 
 const NET = NETWORKS['bitcoin-regtest'];
 const KEY = Uint8Array.from([0x9e, 0xc6, 0xb7, 0xd3, 0x34, 0x52, 0x9f, 0x63]);
@@ -34,11 +35,10 @@ const memoryBytes = (data: Buffer[]): BlkBytes => ({
   async close() {},
 });
 
-describe.skipIf(!HAVE_SHARED)('blocks dir stages on buffers', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-  const main = HAVE_SHARED ? loadBlocks() : [];
+describeShared('chaindata')('blocks dir stages on buffers', () => {
+  const main = loadBlocks();
   // Two "files": the upper half first, then the lower half, and a second copy of block 7.
-  const files = HAVE_SHARED ? [blkBytes(main.slice(50)), blkBytes([...main.slice(0, 50), main[7]!])] : [];
+  const files = [blkBytes(main.slice(50)), blkBytes([...main.slice(0, 50), main[7]!])];
   const names = ['blk00000.dat', 'blk00001.dat'];
 
   async function indexed() {

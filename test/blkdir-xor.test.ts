@@ -5,14 +5,12 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath } from './helpers.js';
+import { chainPath } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
-/** Without ../shared these skip, except in CI, where missing data must fail. */
-const SKIP_REAL = !HAVE_SHARED && process.env.CI !== 'true';
-if (SKIP_REAL) console.warn(`blkdir-xor.test.ts: ${SKIP_SHARED_REASON}`);
 
 const NMC = NETWORKS['namecoin-regtest'];
 const BTC = NETWORKS.bitcoin;
@@ -43,7 +41,7 @@ async function openError(dir: string, net = NMC): Promise<string> {
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe.skipIf(SKIP_REAL)('xor.dat: a missing or damaged key is named', () => {
+describeShared('chaindata/namecoin-core-regtest/blocks')('xor.dat: a missing or damaged key is named', () => {
   let key: Buffer;
   let rawStart: Buffer;
   beforeAll(() => {

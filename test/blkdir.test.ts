@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { NETWORKS } from '../src/chain/networks.js';
@@ -10,7 +10,8 @@ import { xorObfuscate } from '../src/chain/blkfile.js';
 import { openBlocksDir, type BlocksDirSource } from '../src/source/blkdir.js';
 import { expandHome, openSource } from '../src/source/index.js';
 import type { OffChainBlock, SourceBlock } from '../src/source/types.js';
-import { chainPath, framedBlocks, HAVE_SHARED, readChain, SKIP_SHARED_REASON } from './helpers.js';
+import { chainPath, framedBlocks, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const BTC = NETWORKS.bitcoin;
 const TIP_599 = '0000000042844571bc6bce8e1c0fbec99466971eaff89fef8c0d123582181d4d';
@@ -65,9 +66,7 @@ function shuffle<T>(arr: T[], seed: number): T[] {
   return a;
 }
 
-describe.skipIf(!HAVE_SHARED)('blocks dir source (real chain data)', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-
+describeShared('chaindata')('blocks dir source (real chain data)', () => {
   const nb = (f: string): string => chainPath('nbitcoin', f);
   const allBlocks = (): Buffer[] => [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
 
@@ -269,11 +268,5 @@ describe.skipIf(!HAVE_SHARED)('blocks dir source (real chain data)', () => {
     await expect(openSource('/tmp/blocks', BTC)).rejects.toThrow(/expected blocks:<dir>/);
     expect(expandHome('~/x/blocks', '/home/u')).toBe('/home/u/x/blocks');
     expect(expandHome('/abs', '/home/u')).toBe('/abs');
-  });
-});
-
-describe.skipIf(HAVE_SHARED)('blocks dir source (no shared data)', () => {
-  it('is skipped', () => {
-    console.warn(SKIP_SHARED_REASON);
   });
 });

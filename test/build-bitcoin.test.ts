@@ -1,13 +1,14 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import { expectFullRebuildIdentical } from './determinism.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, fixturePath, framedBlocks, readChain } from './helpers.js';
+import { fixturePath, framedBlocks, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 // Bitcoin mainnet 0–599 (NBitcoin's blk00000/blk00001): facts from shared/reference/chaindata.md.
 const KNOWN = {
@@ -24,7 +25,7 @@ function nbitcoinSource() {
   return memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files');
 }
 
-describe.skipIf(!HAVE_SHARED)('build: Bitcoin mainnet 0–599', () => {
+describeShared('chaindata')('build: Bitcoin mainnet 0–599', () => {
   let dir: string;
   let out: string;
   let report: BuildReport;
@@ -163,8 +164,4 @@ describe.skipIf(!HAVE_SHARED)('build: Bitcoin mainnet 0–599', () => {
     await expect(buildSnapshot({ source: nbitcoinSource(), outDir: out3, height: 600 })).rejects.toThrow(/tip .*height 599/);
     expect(existsSync(join(out3, `block/${KNOWN[170]}.json`))).toBe(true);
   });
-});
-
-describe.skipIf(HAVE_SHARED)('build: Bitcoin mainnet 0–599', () => {
-  it.skip(SKIP_SHARED_REASON, () => {});
 });

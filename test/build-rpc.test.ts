@@ -1,12 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { openRpc } from '../src/source/rpc.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { chainPath } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 interface CoreStats {
   height: number;
@@ -29,7 +30,7 @@ interface TxDoc {
 
 const sat = (v: string) => Number(BigInt(v.replace('.', '')));
 
-describe.skipIf(!HAVE_SHARED)('build through the RPC source: Bitcoin Core regtest 0–103', () => {
+describeShared('chaindata')('build through the RPC source: Bitcoin Core regtest 0–103', () => {
   let node: FakeNode;
   let dir: string;
   let out: string;
@@ -94,8 +95,4 @@ describe.skipIf(!HAVE_SHARED)('build through the RPC source: Bitcoin Core regtes
   it('the tip is the one chaindata.md names', () => {
     expect(json('_site.json').tip).toBe('7474991c2ae3c94c4813d75b4c752028304b773dd4dce8d460dfa2d1e7b542a3');
   });
-});
-
-describe.skipIf(HAVE_SHARED)('build through the RPC source', () => {
-  it.skip(SKIP_SHARED_REASON, () => {});
 });

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { port, wholeNumber } from '../src/cli-args.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { freePort, HAVE_SHARED, nodeArgs } from './helpers.js';
+import { freePort, nodeArgs } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tmp = mkdtempSync(join(tmpdir(), 'snapshot-cli-'));
@@ -114,7 +115,7 @@ const alive = (pid: number): boolean => {
   }
 };
 
-describe.skipIf(!HAVE_SHARED)('snapshot build over RPC, run again (the CI loop)', () => {
+describeShared('chaindata')('snapshot build over RPC, run again (the CI loop)', () => {
   it('retries print one line each; a second run with nothing new exits 0 writing nothing; a lower --height exits 0 rolled back', async () => {
     const node = await new FakeNode({ main: loadBlocks(), side: [] }).start();
     try {

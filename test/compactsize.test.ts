@@ -26,11 +26,9 @@ import { openRpc } from '../src/source/rpc.js';
 import { validatedSource } from '../src/source/validated.js';
 import { CS_FIELDS, encode, nonCanonical, reencode, sitesOf, width, widths, type Site } from './compactsize-sites.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, REPO, SKIP_SHARED_REASON, chainPath, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { REPO, chainPath, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
-/** Without ../shared the real-data tests skip, except in CI, where missing data must fail. */
-const SKIP_REAL = !HAVE_SHARED && process.env.CI !== 'true';
-if (SKIP_REAL) console.warn(`compactsize.test.ts: ${SKIP_SHARED_REASON}`);
 
 const MAX_SIZE = 0x02000000;
 
@@ -126,7 +124,7 @@ function samples(): Sample[] {
 }
 
 
-describe.skipIf(SKIP_REAL)('every CompactSize site of real blocks: a longer encoding is refused at its offset', () => {
+describeShared('chaindata')('every CompactSize site of real blocks: a longer encoding is refused at its offset', () => {
   let rows: { sample: Sample; site: Site }[];
   beforeAll(() => {
     rows = [];
@@ -243,7 +241,7 @@ async function readAll(dir: string, net: Network): Promise<Error | undefined> {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe.skipIf(SKIP_REAL)('blocks dir: a block with a longer CompactSize fails naming the blk file, the absolute offset and the field', () => {
+describeShared('chaindata')('blocks dir: a block with a longer CompactSize fails naming the blk file, the absolute offset and the field', () => {
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), 'snapshot-compactsize-'));
   });
@@ -299,7 +297,7 @@ describe.skipIf(SKIP_REAL)('blocks dir: a block with a longer CompactSize fails 
     expect(failures).toEqual([]);
   }, 240_000);
 
-  it('the observed case: the genesis tx count as fd 0100 (record length + 2) fails the CLI build: exit 1, blk00000.dat offset 88', async () => {
+  it('the genesis tx count as fd 0100 (record length + 2) fails the CLI build: exit 1, blk00000.dat offset 88', async () => {
     const b0 = readChain('nbitcoin', 'blk00000.dat');
     expect(b0[88]).toBe(1); // the genesis tx count
     const changed = Buffer.concat([b0.subarray(0, 88), Buffer.from('fd0100', 'hex'), b0.subarray(89)]);
@@ -321,7 +319,7 @@ describe.skipIf(SKIP_REAL)('blocks dir: a block with a longer CompactSize fails 
   }, 120_000);
 });
 
-describe.skipIf(SKIP_REAL)('RPC: the node’s hex goes through the same parser', () => {
+describeShared('chaindata')('RPC: the node’s hex goes through the same parser', () => {
   it('block 102 with its tx count as fd ‖ u16: the build fails naming the node URL, height, hash, field and byte', async () => {
     const main = loadBlocks();
     const site = sitesOf(main[102]!, false).find((s) => s.field === 'tx count')!;
@@ -361,7 +359,7 @@ describe.skipIf(SKIP_REAL)('RPC: the node’s hex goes through the same parser',
   }, 60_000);
 });
 
-describe.skipIf(SKIP_REAL)('Core’s other tx serialization rule: no witness record of empty stacks', () => {
+describeShared('chaindata')('Core’s other tx serialization rule: no witness record of empty stacks', () => {
   it('the genesis coinbase with the segwit marker and an empty witness stack: refused at the marker ("Superfluous witness record")', () => {
     const tx = framedBlocks(readChain('nbitcoin', 'blk00000.dat'))[0]!.subarray(81);
     expect(parseTx(tx).inputs).toHaveLength(1);

@@ -1,4 +1,4 @@
-// Issue 10, block validation: corrupted copies of the shared blk files (body flips, header
+// Block validation: corrupted copies of the shared blk files (body flips, header
 // flips, swapped bodies, duplicated-tail merkle mutations, records cut short, truncated files).
 // Every row states the outcome it expects from independent facts — bitcoinjs-lib's parse and
 // merkle/witness roots of the damaged bytes, the compact-bits rule, the record layout — and
@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Block as BjsBlock } from 'bitcoinjs-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { sha256d } from '../src/chain/hash.js';
 import { NETWORKS, type Network } from '../src/chain/networks.js';
@@ -20,7 +20,8 @@ import { openBlocksDir } from '../src/source/blkdir.js';
 import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
 import { mulberry32 } from './chains.js';
 import { CS_FIELDS, encode, reencode, sitesOf, widths } from './compactsize-sites.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, chainPath, manifestMismatches, namecoinRegtestRecords } from './helpers.js';
+import { chainPath, manifestMismatches, namecoinRegtestRecords } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 interface Rec {
   file: string;
@@ -299,7 +300,7 @@ function nonCanonicalRow(chain: Chain, field: string, rng: () => number): Row {
   return { name: `non-canonical ${field} (${site.value} in ${w} bytes): #${i} byte ${site.offset}`, chain, files: bytes, kind: 'malformed', file: r.file, offset: dataOffset[i]! + site.offset };
 }
 
-describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', () => {
+describeShared('chaindata')('corrupted blk files: a table of generated rows', () => {
   let nb: Chain;
   let nmc: Chain;
   const rows: Row[] = [];
@@ -391,7 +392,7 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: a table of generated rows', 
   }, 240_000);
 });
 
-describe.skipIf(!HAVE_SHARED)('corrupted blk files: whole builds keep the published tree', () => {
+describeShared('chaindata')('corrupted blk files: whole builds keep the published tree', () => {
   let base: string;
   let out: string;
   let nb: Chain;
@@ -456,8 +457,4 @@ describe.skipIf(!HAVE_SHARED)('corrupted blk files: whole builds keep the publis
       expect(v.height).toBe(40);
     }, 120_000);
   }
-});
-
-describe.skipIf(HAVE_SHARED)('corrupted blk files', () => {
-  it('is skipped', () => console.warn(SKIP_SHARED_REASON));
 });

@@ -1,6 +1,6 @@
 // Output bytes are locked: the data documents of the demo build and of the Bitcoin 0–599 build
-// must keep the sha256 recorded in test/golden/*.sha256 (made before the architecture work of
-// issue 12, so a restructuring that changes a byte fails here). Code shipped into the site (UI
+// must keep the sha256 recorded in test/golden/*.sha256, so a restructuring that changes a byte
+// fails here. Code shipped into the site (UI
 // bundle, host glue, nginx.conf with its absolute path) is not data and is left out.
 // Regenerate only for an intended output change: GOLDEN_UPDATE=1 npx vitest run test/golden.test.ts
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,8 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';
+import { framedBlocks, readChain } from './helpers.js';
+import { itShared } from './support/shared-data.js';
 
 const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'golden');
 const CODE = /^(assets\/|index\.html$|_netlify\/|_worker\.js\/|nginx\.conf$|_headers$|404\.html$)/;
@@ -50,9 +51,8 @@ describe('output bytes are unchanged (golden sha256 lists)', () => {
     await check('demo', demoSource());
   });
 
-  it.skipIf(!HAVE_SHARED)('Bitcoin mainnet 0–599', async () => {
+  itShared('chaindata/nbitcoin')('Bitcoin mainnet 0–599', async () => {
     const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
     await check('bitcoin-600', memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files'));
   });
-  it.skipIf(HAVE_SHARED)(SKIP_SHARED_REASON, () => {});
 });

@@ -7,7 +7,8 @@ import { NAMECOIN_TX_VERSION, nameOutputs, parseNameScript, type NameScript } fr
 import { NETWORKS } from '../src/chain/networks.js';
 import { classifyScript } from '../src/chain/script.js';
 import { parseTx, type Tx } from '../src/chain/tx.js';
-import { chainPath, framedBlocks, HAVE_SHARED } from './helpers.js';
+import { chainPath, framedBlocks } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/ /g, ''), 'hex');
 const { namecoin } = NETWORKS;
@@ -96,7 +97,7 @@ interface NamecoindTx {
 
 const readTx = (id: string) => JSON.parse(readFileSync(chainPath('electrumx', 'transactions', `namecoin_mainnet_${id}.json`), 'utf8')) as NamecoindTx;
 
-describe.skipIf(!HAVE_SHARED)('ElectrumX transactions decoded by namecoind', () => {
+describeShared('chaindata')('ElectrumX transactions decoded by namecoind', () => {
   it.each(['037339', '0c6867', '460f2b', '5e3495', 'cfc5d7'])('%s', (id) => {
     const j = readTx(id);
     const tx = parseTx(hex(j.hex));
@@ -210,7 +211,7 @@ const BLOCKS: { file: string; id: string; nTx: number; nNameTxs: number; ops: Ex
   },
 ];
 
-describe.skipIf(!HAVE_SHARED)('name operations in Namecoin AuxPoW blocks', () => {
+describeShared('chaindata')('name operations in Namecoin AuxPoW blocks', () => {
   it.each(BLOCKS)('$file', ({ file, id, nTx, nNameTxs, ops }) => {
     const raws = framedBlocks(readFileSync(chainPath('hadoopcryptoledger', file)));
     expect(raws.length).toBe(1);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as bitcoin from 'bitcoinjs-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { scriptToAsm } from '../src/chain/script.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
@@ -21,10 +21,10 @@ import { ALL_NAME_VARIANTS, namePath, variantKey, type NameVariant } from '../sr
 import { Progress } from '../src/runtime/progress.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { rawRequest } from './http-raw.js';
-import { chainPath, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { chainPath } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const DIR = chainPath('namecoin-core-regtest');
-const HAVE = HAVE_SHARED && existsSync(join(DIR, 'blocks', 'xor.dat'));
 const NET = NETWORKS['namecoin-regtest'];
 const ZERO = '0'.repeat(64);
 const REGTEST = { messagePrefix: '\x18Namecoin Signed Message:\n', bech32: 'ncrt', bip32: { public: 0x043587cf, private: 0x04358394 }, pubKeyHash: 111, scriptHash: 196, wif: 0xef };
@@ -60,7 +60,7 @@ function hash160Of(address: string): string {
 }
 const silent = new Progress({ write: () => true } as unknown as NodeJS.WriteStream, false);
 
-describe.skipIf(!HAVE)('real Namecoin Core regtest node: blocks: build compared with the node’s answers', () => {
+describeShared('chaindata/namecoin-core-regtest/blocks/xor.dat')('real Namecoin Core regtest node: blocks: build compared with the node’s answers', () => {
   let root: string;
   let out: string;
   let report: BuildReport;
@@ -512,12 +512,6 @@ describe.skipIf(!HAVE)('real Namecoin Core regtest node: blocks: build compared 
     console.log(`real-node comparison: ${checks} checks, ${diffs.length} differences; documented exceptions: ${[...exceptions].map(([k, v]) => `${v} × ${k}`).join('; ') || 'none'}`);
     expect(checks).toBeGreaterThan(40_000);
     expect(diffs.slice(0, 400)).toEqual([]);
-  });
-});
-
-describe.skipIf(HAVE)('real Namecoin Core regtest node (absent)', () => {
-  it('is skipped', () => {
-    console.warn(`${DIR} not found: the real-node comparison is skipped. ${SKIP_SHARED_REASON}`);
   });
 });
 

@@ -6,11 +6,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, nodeArgs, REPO, SKIP_SHARED_REASON } from './helpers.js';
+import { nodeArgs, REPO } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const REGTEST = NETWORKS['bitcoin-regtest'];
 // Short back-off: a case that was (wrongly) retried shows up as a log line, not as a slow test.
@@ -38,9 +39,8 @@ const cli = (...args: string[]): Promise<{ status: number | null; stdout: string
     );
   });
 
-describe.skipIf(!HAVE_SHARED)('RPC answers out of range (fake node over real regtest blocks)', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-  const main = HAVE_SHARED ? loadBlocks() : [];
+describeShared('chaindata')('RPC answers out of range (fake node over real regtest blocks)', () => {
+  const main = loadBlocks();
   const nodes: FakeNode[] = [];
   const startNode = async (): Promise<FakeNode> => {
     const n = await new FakeNode({ main, side: [] }).start();
@@ -215,8 +215,4 @@ describe.skipIf(!HAVE_SHARED)('RPC answers out of range (fake node over real reg
     expect(other.requests).toBe(0);
     for (const name of ['height', 'minus', 'redirect']) expect(existsSync(join(tmp, name)), name).toBe(false);
   }, 60_000);
-});
-
-describe.skipIf(HAVE_SHARED)('RPC answers out of range', () => {
-  it.skip(SKIP_SHARED_REASON, () => {});
 });

@@ -4,10 +4,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { RpcError, rpcClient, type RpcClientOptions } from '../src/source/rpc/client.js';
 import { blockId, FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
+
 
 const FAST: RpcClientOptions = { retryInitialMs: 5, retryMaxMs: 20, giveUpMs: 2000, timeoutMs: 5000, log: () => undefined };
 const temps: string[] = [];
@@ -15,9 +16,8 @@ afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
-describe.skipIf(!HAVE_SHARED)('RPC client (fake node over real regtest blocks)', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-  const main = HAVE_SHARED ? loadBlocks() : [];
+describeShared('chaindata')('RPC client (fake node over real regtest blocks)', () => {
+  const main = loadBlocks();
   const nodes: FakeNode[] = [];
   const startNode = async (): Promise<FakeNode> => {
     const n = await new FakeNode({ main, side: [] }).start();

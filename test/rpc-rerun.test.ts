@@ -4,23 +4,22 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { Progress, type ProgressSample } from '../src/runtime/progress.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadCoreRegtest, type Chain } from './fake-node.js';
-import { chainPath, HAVE_SHARED, manifestMismatches, SHARED } from './helpers.js';
-import { existsSync } from 'node:fs';
+import { chainPath, manifestMismatches } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
-const HAVE_CORE = HAVE_SHARED && existsSync(chainPath('namecoin-core-regtest', 'blocks-manifest.json'));
 const NET = NETWORKS['namecoin-regtest'];
 // nginx.conf names the tree's absolute path; leave it out so trees in different dirs compare equal.
 const HOSTS = ['netlify', 'cloudflare'] as const;
 const FAST: RpcOptions = { network: NET, retryInitialMs: 5, retryMaxMs: 40, giveUpMs: 3000, timeoutMs: 5000 };
 
-describe.skipIf(!HAVE_CORE)('RPC re-runs on the real Namecoin Core regtest chain (fake node replaying its blocks)', () => {
+describeShared('chaindata/namecoin-core-regtest/blocks-manifest.json')('RPC re-runs on the real Namecoin Core regtest chain (fake node replaying its blocks)', () => {
   let root: string;
   let node: FakeNode;
   let core: { main: Buffer[]; stale: Map<number, Buffer> };
@@ -139,8 +138,4 @@ describe.skipIf(!HAVE_CORE)('RPC re-runs on the real Namecoin Core regtest chain
     const again = await build(out());
     expect([again.mode, again.written, again.deleted]).toEqual(['incremental', 0, 0]);
   });
-});
-
-describe.skipIf(HAVE_CORE)('RPC re-runs on the real Namecoin Core regtest chain', () => {
-  it.skip(`${SHARED}/chaindata/namecoin-core-regtest not found: the real-node RPC re-run tests are skipped`, () => {});
 });

@@ -1,14 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { openSource } from '../src/source/index.js';
 import { defaultCookiePath, openRpc, type RpcOptions } from '../src/source/rpc.js';
 import { blockId, FakeNode, loadBlocks, type Chain } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
+
 
 const REGTEST = NETWORKS['bitcoin-regtest'];
 const TIP_103 = '7474991c2ae3c94c4813d75b4c752028304b773dd4dce8d460dfa2d1e7b542a3';
@@ -33,10 +34,9 @@ afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
-describe.skipIf(!HAVE_SHARED)('JSON-RPC source (fake node over real regtest blocks)', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-  const main = HAVE_SHARED ? loadBlocks() : [];
-  const sideBlock = HAVE_SHARED ? variant(main[100]!, undefined, 0x5a5a5a5a) : Buffer.alloc(0); // child of block 99
+describeShared('chaindata')('JSON-RPC source (fake node over real regtest blocks)', () => {
+  const main = loadBlocks();
+  const sideBlock = variant(main[100]!, undefined, 0x5a5a5a5a); // child of block 99
   const chain: Chain = { main, side: [sideBlock] };
   const nodes: FakeNode[] = [];
   const startNode = async (c: Chain = chain): Promise<FakeNode> => {
@@ -267,11 +267,5 @@ describe.skipIf(!HAVE_SHARED)('JSON-RPC source (fake node over real regtest bloc
       return true;
     };
     await expect(openRpc(node.url, { ...FAST, network: REGTEST })).rejects.toThrow(/the node is pruned: blocks at heights 0–39 are deleted/);
-  });
-});
-
-describe.skipIf(HAVE_SHARED)('JSON-RPC source (no shared data)', () => {
-  it('is skipped', () => {
-    console.warn(SKIP_SHARED_REASON);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '../src/chain/amount.js';
@@ -19,12 +19,12 @@ import { normalizedId, parseTx, varintBytes, type Tx } from '../src/chain/tx.js'
 import { NETWORKS } from '../src/chain/networks.js';
 import { blockObject } from '../src/render/block.js';
 import { txObject } from '../src/render/tx.js';
-import { chainPath, fixturePath, framedBlocks, HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { chainPath, fixturePath, framedBlocks } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
 const FIXTURES = fixturePath('bitcoin-ruby', 'spec', 'bitcoin', 'fixtures');
-const HAVE_FIXTURES = existsSync(FIXTURES);
-if (!HAVE_FIXTURES) console.warn(`bitcoin-ruby fixtures not found at ${FIXTURES}: fixture comparisons are skipped`);
+const FIXTURES_SHARED = 'webbtc-fixtures/bitcoin-ruby/spec/bitcoin/fixtures'; // FIXTURES, relative to ../shared
 
 // ---------------------------------------------------------------------------
 // The original's Tx#to_hash / Block#to_hash (without the DB-only options).
@@ -336,8 +336,8 @@ describe('formatValue', () => {
   ])('%s → %s', (v, s) => expect(formatValue(v)).toBe(s));
 });
 
-describe.skipIf(!HAVE_FIXTURES)('bitcoin-ruby raw fixtures (.bin + .json pairs)', () => {
-  const files = HAVE_FIXTURES ? readdirSync(FIXTURES) : [];
+describeShared(FIXTURES_SHARED)('bitcoin-ruby raw fixtures (.bin + .json pairs)', () => {
+  const files = readdirSync(FIXTURES);
   const pairs = files.filter((f) => f.endsWith('.bin') && files.includes(f.replace(/\.bin$/, '.json')));
 
   it('finds the pairs webbtc-api.md §8 lists', () => {
@@ -383,8 +383,8 @@ const LEGACY_FILES = [
   'f003f0c1193019db2497a675fd05d9f2edddf9b67c59e677c48d3dbd4ed5f00b.json',
 ];
 
-describe.skipIf(!HAVE_FIXTURES)('bitcoin-ruby JSON-only fixtures (re-serialized from their ASM)', () => {
-  const files = HAVE_FIXTURES ? readdirSync(FIXTURES) : [];
+describeShared(FIXTURES_SHARED)('bitcoin-ruby JSON-only fixtures (re-serialized from their ASM)', () => {
+  const files = readdirSync(FIXTURES);
   // Every JSON in the original's to_hash shape without a .bin beside it; the *-toshi.json files are another API's format.
   const jsonOnly = files.filter(
     (f) => f.endsWith('.json') && !f.includes('toshi') && !files.includes(f.replace(/\.json$/, '.bin')),
@@ -419,7 +419,7 @@ describe.skipIf(!HAVE_FIXTURES)('bitcoin-ruby JSON-only fixtures (re-serialized 
   });
 });
 
-describe.skipIf(!HAVE_FIXTURES)('Namecoin AuxPoW fixture rawblock-auxpow.bin (aux_pow_spec.rb)', () => {
+describeShared(FIXTURES_SHARED)('Namecoin AuxPoW fixture rawblock-auxpow.bin (aux_pow_spec.rb)', () => {
   it('parses the merge-mining proof', () => {
     const b = parseBlock(readFileSync(join(FIXTURES, 'rawblock-auxpow.bin')), { auxpow: true });
     const aux = b.auxpow!;
@@ -559,7 +559,7 @@ const COUNT_CASES: CountCase[] = [
   },
 ];
 
-describe.skipIf(!HAVE_SHARED)('output type counts vs chaindata.md', () => {
+describeShared('chaindata')('output type counts vs chaindata.md', () => {
   it.each(COUNT_CASES)('$name', ({ blocks, core, longNulldata }) => {
     const coreCounts: Record<string, number> = {};
     const ours: Record<string, number> = {};
@@ -591,5 +591,3 @@ describe.skipIf(!HAVE_SHARED)('output type counts vs chaindata.md', () => {
     expect(ours).toEqual(expected);
   });
 });
-
-if (!HAVE_SHARED) describe.skip(SKIP_SHARED_REASON, () => it('skipped', () => {}));

@@ -1,11 +1,12 @@
 // The shared source rules (src/source/checked.ts), through the in-memory source over real
 // regtest blocks: heights above the tip name the tip, bad heights and scan starts are refused,
 // a closed source refuses use; within the bounds the blocks pass through unchanged.
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { memorySource } from '../src/source/memory.js';
 import { blockId, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
+
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -13,11 +14,10 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-describe.skipIf(!HAVE_SHARED)('checked source rules', () => {
-  if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
-  const main = HAVE_SHARED ? loadBlocks().slice(0, 11) : [];
+describeShared('chaindata')('checked source rules', () => {
+  const main = loadBlocks().slice(0, 11);
   const open = () => memorySource(NETWORKS['bitcoin-regtest'], main.map((raw) => ({ raw, kind: 'main' as const })), 'ten blocks');
-  const tip = HAVE_SHARED ? blockId(main[10]!) : '';
+  const tip = blockId(main[10]!);
 
   it('within the bounds: blocks and hashes pass through', async () => {
     const src = open();

@@ -1,6 +1,6 @@
-// Issue 10, block validation: the observations of "What was seen" item 1 (each failed before:
-// exit 0 and a wrong tree), every source (blocks dir, RPC, in-memory), --skip-invalid, and the
-// rules of src/chain/validate.ts on real blocks and on blocks changed one rule at a time.
+// Block validation: damaged real blocks fail the build naming the block (no tree is published),
+// every source (blocks dir, RPC, in-memory) is validated, --skip-invalid, and the rules of
+// src/chain/validate.ts on real blocks and on blocks changed one rule at a time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -26,7 +26,8 @@ import { openRpc } from '../src/source/rpc.js';
 import { InvalidBlockError } from '../src/source/validated.js';
 import { asMemoryBlocks } from './chains.js';
 import { FakeNode, loadBlocks } from './fake-node.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { describeShared } from './support/shared-data.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NB = () => readChain('nbitcoin', 'blk00000.dat');
@@ -76,7 +77,7 @@ function cli(...args: string[]) {
   return spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
 }
 
-describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbitcoin blk files', () => {
+describeShared('chaindata')('damaged blocks in the nbitcoin blk files fail the build naming kind, file, offset, height and hash', () => {
   beforeAll(() => {
     base = mkdtempSync(join(tmpdir(), 'snapshot-validate-'));
   });
@@ -151,7 +152,7 @@ describe.skipIf(!HAVE_SHARED)('issue 10 item 1: what was seen, on the shared nbi
   }, 60_000);
 });
 
-describe.skipIf(!HAVE_SHARED)('issue 11 item 8: a record that does not parse is named by file and absolute offset', () => {
+describeShared('chaindata')('a record that does not parse is named by file and absolute offset', () => {
   beforeAll(() => {
     base = mkdtempSync(join(tmpdir(), 'snapshot-validate-parse-'));
   });
@@ -228,7 +229,7 @@ describe('every source is validated: in-memory (builder) and off-chain blocks', 
   }, 120_000);
 });
 
-describe.skipIf(!HAVE_SHARED)('every source is validated: RPC', () => {
+describeShared('chaindata')('every source is validated: RPC', () => {
   it('a block whose body does not match its header fails naming the node URL, height and hash', async () => {
     const main = loadBlocks();
     const raw = Buffer.from(main[102]!);
@@ -252,7 +253,7 @@ describe.skipIf(!HAVE_SHARED)('every source is validated: RPC', () => {
 
 const kindOf = (i: Invalid | undefined) => i?.kind ?? 'valid';
 
-describe.skipIf(!HAVE_SHARED)('validate.ts on real blocks', () => {
+describeShared('chaindata')('validate.ts on real blocks', () => {
   it('accepts every real block of the shared data (Bitcoin 0–599, Namecoin Core regtest with its AuxPoW variants, mainnet AuxPoW, segwit, testnet, regtest)', () => {
     const checked: string[] = [];
     const expectValid = (label: string, raw: Buffer, net: (typeof NETWORKS)[keyof typeof NETWORKS], height?: number) => {
@@ -397,7 +398,7 @@ function writeAuxPow(a: NonNullable<Block['auxpow']>, coinbaseRaw: Buffer, paren
   return w.copy();
 }
 
-describe.skipIf(!HAVE_SHARED)('validate.ts: CAuxPow::check rule by rule, on a real Namecoin Core regtest AuxPoW block', () => {
+describeShared('chaindata')('validate.ts: CAuxPow::check rule by rule, on a real Namecoin Core regtest AuxPoW block', () => {
   /** A merge-mined block with a chain merkle branch and the marker (blocks-manifest + chain.json). */
   function realAuxBlock(): Buffer {
     for (const { data } of namecoinRegtestRecords()) {
@@ -471,6 +472,3 @@ describe.skipIf(!HAVE_SHARED)('validate.ts: CAuxPow::check rule by rule, on a re
   });
 });
 
-describe.skipIf(HAVE_SHARED)('validation on real data', () => {
-  it('is skipped', () => console.warn(SKIP_SHARED_REASON));
-});
