@@ -1,4 +1,4 @@
-// A full disk under the output or under the index (issue 10): one clear line naming the path and
+// A full disk under the output or under the index: one clear line naming the path and
 // the errno, staging removed, the lock released, the published tree left as it was. Uses small
 // tmpfs mounts (root in this sandbox); skipped with a message where mounting is not possible.
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Incremental cost proportional to the change (issue 14): the release an incremental build
+// Incremental cost proportional to the change: the release an incremental build
 // replaces is kept as the spare and, one run later, brought up to date at the cost of the paths
 // the last run changed and staged into; the manifest is merged from the published one.
 import { createHash } from 'node:crypto';

@@ -40,7 +40,7 @@ describe('decideRange: the Range header of a GET (RFC 9110 §14.1.2, §14.2)', (
     for (const r of ['bytes=0-0,-1', 'bytes= 0-999, 4500-5499, -1000', 'bytes=500-600,601-999', 'bytes=500-700,601-999']) expect(decideRange(r, 10000), r).toEqual(WHOLE);
   });
 
-  it('the observed cases', () => {
+  it('reversed, suffix, one-byte, non-numeric, empty-suffix and other-unit ranges', () => {
     expect(decideRange('bytes=5-2', 21)).toEqual(WHOLE);
     expect(decideRange('bytes=-5', 21)).toEqual(part(16, 20));
     expect(decideRange('bytes=0-0', 21)).toEqual(part(0, 0));

@@ -1,4 +1,4 @@
-// `snapshot serve` never serves through a symlink inside the tree (issue 10): a file or a
+// `snapshot serve` never serves through a symlink inside the tree: a file or a
 // directory below the root that is a symlink answers the normal JSON 404, by the in-memory cache
 // and by the disk path alike. The root itself may be a symlink (`out` -> `out.releases/<n>`), and a swap
 // of that symlink is followed.

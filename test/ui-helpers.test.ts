@@ -43,7 +43,7 @@ describe('amounts', () => {
     expect(n).toBeGreaterThan(150);
   });
 
-  it('the balance the issue saw cut ("5,575.0046 0000"): all digits, grouped; negative and zero amounts', () => {
+  it('an amount with trailing zeros (5575.00460000) keeps all its digits, grouped; negative and zero amounts', () => {
     expect(amountParts('5575.00460000')).toEqual({ neg: false, int: '5,575', frac: '0046', zeros: '0000' });
     expect(amountParts('-1234567.10000000')).toEqual({ neg: true, int: '1,234,567', frac: '1', zeros: '0000000' });
     expect(amountParts('0.00000000')).toEqual({ neg: false, int: '0', frac: '', zeros: '00000000' });
