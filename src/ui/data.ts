@@ -61,7 +61,7 @@ let site: Site | undefined;
 /** The site info, read once. */
 export async function loadSite(): Promise<Site> {
   if (site) return site;
-  const r = await getJson<Partial<Site>>(api.site());
+  const r = await getJson<Partial<doc.PublicSiteInfoDoc>>(api.site());
   const b = r.ok ? r.body : {};
   site = { network: b.network ?? '', height: b.height ?? null, tip: b.tip ?? null, offchain: b.offchain ?? [] };
   return site;
