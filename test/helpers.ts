@@ -7,12 +7,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { parseManifestLine } from '../src/contract/manifest.js';
+import { SHARED, sharedData } from './support/shared-data.js';
 
-/** ../shared beside the repo: real chain data and reference fixtures (not copied into the repo). */
-export const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared');
-export const HAVE_SHARED = existsSync(join(SHARED, 'chaindata'));
-export const SKIP_SHARED_REASON = `../shared not found at ${SHARED}: tests on real chain data are skipped`;
-if (!HAVE_SHARED) console.warn(SKIP_SHARED_REASON);
+export { SHARED };
+/**
+ * Whether ../shared/chaindata exists, for scripts outside the tests (bench/). Tests use
+ * describeShared/itShared (test/support/shared-data.ts): they skip naming the missing path, and fail on CI.
+ */
+export const HAVE_SHARED = sharedData('chaindata');
+/** Kept until its last importers use describeShared/itShared. */
+export const SKIP_SHARED_REASON = `../shared/chaindata not found at ${SHARED}/chaindata: tests on real chain data are skipped`;
 
 export function chainPath(...parts: string[]): string {
   return join(SHARED, 'chaindata', ...parts);
