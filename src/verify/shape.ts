@@ -34,7 +34,7 @@ let compiled: Map<SchemaRef, ValidateFunction> | undefined;
 export async function loadShapeChecks(): Promise<void> {
   if (compiled) return;
   const { Ajv2020 } = await import('ajv/dist/2020.js');
-  const ajv = new Ajv2020({ strict: true, validateSchema: false, code: { optimize: false } });
+  const ajv = new Ajv2020({ strict: true, validateSchema: false });
   for (const [path, text] of contractFiles()) {
     if (path.startsWith(`${SCHEMAS_DIR}/`)) ajv.addSchema(JSON.parse(text) as object, path.slice(SCHEMAS_DIR.length + 1));
   }
