@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   ALL_NAME_VARIANTS,
@@ -16,6 +19,7 @@ import {
   variantKey,
 } from '../src/contract/layout.js';
 import { sha256, toHex } from '../src/contract/sha256.js';
+import { api } from '../src/ui/route.js';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const long = Buffer.alloc(255, 'a');
@@ -156,5 +160,40 @@ describe('paths', () => {
     expect(namePath(Buffer.from('d/x'), variantFromQuery('with_all&history'))).toBe('v/history-block-height-mrkl_branch-rawtx-tx_idx/name/d/x.json');
     expect(errorDocPath('tx')).toBe('errors/tx.json');
     expect(errorBody('Tx "a" not found.')).toBe('{"error":"Tx \\"a\\" not found."}');
+  });
+});
+
+describe('src/contract owns the document paths', () => {
+  // The hosts and the browsing UI name documents through contract/paths.ts (layout.ts), never
+  // by spelling a path: a moved document moves for all of them.
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .map((e) => join(e.parentPath, e.name));
+  const SPELLED = /[`'"]\/?(tx|block|address|name|errors|v)\/[^`'"\n]*\.(json|bin|hex)\b/;
+
+  it('no document path is spelled in src/hosts or src/ui', () => {
+    const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+    const hits = [...files(join(src, 'hosts')), ...files(join(src, 'ui'))].flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .map((line, i) => `${relative(src, f)}:${i + 1}: ${line.trim()}`)
+        .filter((l) => SPELLED.test(l.slice(l.indexOf(': ') + 2))),
+    );
+    expect(hits).toEqual([]);
+  });
+
+  it('the UI reads the documents the build writes', () => {
+    const id = 'ab'.repeat(32);
+    expect([api.tx(id), api.tx(id, 'hex'), api.block(id), api.block(id, 'hex'), api.address('1A1z')]).toEqual([
+      txPath(id, 'json'),
+      txPath(id, 'hex'),
+      blockPath(id, 'json'),
+      blockPath(id, 'hex'),
+      addressPath('1A1z'),
+    ]);
+    const name = Buffer.from('d/bitcoin');
+    expect(api.name(name)).toBe(namePath(name, ALL_NAME_VARIANTS[0]!));
+    expect(api.name(name, 'history')).toBe(`${namePath(name, ALL_NAME_VARIANTS[0]!)}?history`);
   });
 });

@@ -16,9 +16,9 @@ import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
-import { HAVE_SHARED, SKIP_SHARED_REASON, framedBlocks, readChain } from './helpers.js';
+import { framedBlocks, readChain } from './helpers.js';
+import { itShared } from './support/shared-data.js';
 
-const ON_CI = process.env.CI === 'true';
 const dir = mkdtempSync(join(tmpdir(), 'safe-path-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SHA = createHash('sha256').update('x').digest('hex');
@@ -137,10 +137,8 @@ describe('every path the build writes is safe', () => {
     await checkTree('demo', demoSource());
   });
 
-  it.skipIf(!HAVE_SHARED && !ON_CI)('Bitcoin mainnet 0–599 tree', async () => {
-    if (!HAVE_SHARED) throw new Error(`CI=true: ${SKIP_SHARED_REASON}`);
+  itShared('chaindata/nbitcoin/blk00000.dat', 'chaindata/nbitcoin/blk00001.dat')('Bitcoin mainnet 0–599 tree', async () => {
     const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
     await checkTree('bitcoin-600', memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files'));
   }, 120_000);
-  it.skipIf(HAVE_SHARED || ON_CI)(SKIP_SHARED_REASON, () => {});
 });

@@ -10,6 +10,7 @@
  *   errors/{tx,block,address,name,default}.json, 404.html, _site.json, _manifest.json.
  */
 import { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
+import { VARIANT_DIR, baseNamePath } from './paths.js';
 
 // ---------------------------------------------------------------------------------------------
 // Name → path encoding (docs/api.md, "Sending a name"): the pure part lives in name-path.ts, which the
@@ -120,55 +121,41 @@ function parseVariantQuery(query: string): NameVariant {
 // ---------------------------------------------------------------------------------------------
 // Paths (relative to the output dir, '/'-separated)
 
-export type BinExt = 'json' | 'bin' | 'hex';
-export type ErrorKind = 'tx' | 'block' | 'address' | 'name' | 'default';
-
-export const STATS_PATH = 'stats.json';
-/** Every name of a Namecoin snapshot: `{height, count, names: [{name, path, height, expires_in}]}`. */
-export const NAMES_PATH = 'names.json';
-export const SITE_INFO_PATH = '_site.json';
-export const MANIFEST_PATH = '_manifest.json';
-export const NOT_FOUND_HTML_PATH = '404.html';
-export const ERROR_KINDS: readonly ErrorKind[] = ['tx', 'block', 'address', 'name', 'default'];
-
-/** Generic per-kind messages for hosts without a router (errors/<kind>.json). */
-export const GENERIC_ERROR_MESSAGES: Readonly<Record<ErrorKind, string>> = {
-  tx: 'Tx not found.',
-  block: 'Block not found.',
-  address: 'Address not found.',
-  name: 'Name not found.',
-  default: 'Not found.',
-};
-
-export function txPath(txid: string, ext: BinExt): string {
-  return `tx/${txid}.${ext}`;
-}
-
-export function blockPath(hash: string, ext: BinExt): string {
-  return `block/${hash}.${ext}`;
-}
-
-export function addressPath(addr: string): string {
-  return `address/${addr}.json`;
-}
+export {
+  ADDRESS_DIR,
+  BAD_REQUEST_PATH,
+  BLOCK_DIR,
+  ERRORS_DIR,
+  ERROR_KINDS,
+  GENERIC_ERROR_MESSAGES,
+  MANIFEST_PATH,
+  NAMES_PATH,
+  NAME_DIR,
+  NOT_FOUND_HTML_PATH,
+  SITE_INFO_PATH,
+  STATS_PATH,
+  TX_DIR,
+  UI_SITE_PATH,
+  VARIANT_DIR,
+  URI_TOO_LONG_PATH,
+  addressPath,
+  baseNamePath,
+  blockPath,
+  errorBody,
+  errorDocPath,
+  txPath,
+  type BinExt,
+  type ErrorKind,
+} from './paths.js';
 
 /** File of a name variant from an already encoded name path. */
 export function namePathEncoded(enc: string, v: NameVariant): string {
   const key = variantKey(v);
-  return key === '' ? `name/${enc}.json` : `v/${key}/name/${enc}.json`;
+  return key === '' ? baseNamePath(enc) : `${VARIANT_DIR}/${key}/${baseNamePath(enc)}`;
 }
 
 export function namePath(name: Uint8Array, v: NameVariant): string {
   return namePathEncoded(encodeNamePath(name), v);
-}
-
-export function errorDocPath(kind: ErrorKind): string {
-  return `errors/${kind}.json`;
-}
-
-/** Compact JSON error document: `{"error":"<message>"}`. */
-export function errorBody(message: string): string {
-  return JSON.stringify({ error: message });
 }
 
 /** `_site.json`: what routers need to know about the tree. */

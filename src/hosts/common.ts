@@ -1,6 +1,6 @@
 /** Pieces shared by the generated host files. */
 import { CACHE_LONG, CACHE_SHORT } from '../contract/router.js';
-import type { SiteInfo } from '../contract/layout.js';
+import { ADDRESS_DIR, BLOCK_DIR, ERRORS_DIR, NAMES_PATH, NAME_DIR, STATS_PATH, TX_DIR, VARIANT_DIR, type SiteInfo } from '../contract/layout.js';
 
 /** The shipped router modules below `dir` (e.g. `_worker.js/lib`), plus the baked-in site info. */
 export function libFiles(dir: string, modules: Map<string, string>, info: SiteInfo): Map<string, string> {
@@ -16,10 +16,10 @@ export function libFiles(dir: string, modules: Map<string, string>, info: SiteIn
  */
 export function headersFile(): string {
   const rules: [string, string][] = [];
-  for (const kind of ['tx', 'block']) {
+  for (const kind of [TX_DIR, BLOCK_DIR]) {
     rules.push([`/${kind}/*.json`, CACHE_SHORT], [`/${kind}/*.bin`, CACHE_LONG], [`/${kind}/*.hex`, CACHE_LONG]);
   }
-  rules.push(['/address/*', CACHE_SHORT], ['/name/*', CACHE_SHORT], ['/v/*', CACHE_SHORT], ['/stats.json', CACHE_SHORT], ['/names.json', CACHE_SHORT], ['/errors/*', CACHE_SHORT],
+  rules.push([`/${ADDRESS_DIR}/*`, CACHE_SHORT], [`/${NAME_DIR}/*`, CACHE_SHORT], [`/${VARIANT_DIR}/*`, CACHE_SHORT], [`/${STATS_PATH}`, CACHE_SHORT], [`/${NAMES_PATH}`, CACHE_SHORT], [`/${ERRORS_DIR}/*`, CACHE_SHORT],
     ['/openapi.json', CACHE_SHORT], ['/schemas/*', CACHE_SHORT]);
   let s = '/*\n  Access-Control-Allow-Origin: *\n';
   for (const [p, cc] of rules) s += `${p}\n  Cache-Control: ${cc}\n`;

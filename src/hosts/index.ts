@@ -4,17 +4,12 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, errorBody, errorDocPath, type SiteInfo } from '../contract/layout.js';
+import { BAD_REQUEST_PATH, ERROR_KINDS, GENERIC_ERROR_MESSAGES, NOT_FOUND_HTML_PATH, URI_TOO_LONG_PATH, errorBody, errorDocPath, type SiteInfo } from '../contract/layout.js';
 import { BAD_REQUEST, URI_TOO_LONG } from '../contract/router.js';
 import { CLOUDFLARE_ENTRY, cloudflareFiles } from './cloudflare.js';
 import { NETLIFY_ENTRY, netlifyFiles } from './netlify.js';
 import { nginxConfig } from './nginx.js';
 import { shippedModules } from './ship.js';
-
-/** Body of nginx's own 400s (request lines it refuses to parse). */
-export const BAD_REQUEST_PATH = 'errors/bad-request.json';
-
-export const URI_TOO_LONG_PATH = 'errors/uri-too-long.json';
 
 export type HostName = 'netlify' | 'cloudflare' | 'nginx';
 export const HOSTS: readonly HostName[] = ['netlify', 'cloudflare', 'nginx'];

@@ -6,7 +6,7 @@
  * JSON 404s should edge functions be disabled.
  */
 import { headersFile, libFiles } from './common.js';
-import type { SiteInfo } from '../contract/layout.js';
+import { ADDRESS_DIR, BLOCK_DIR, NAME_DIR, TX_DIR, errorDocPath, type ErrorKind, type SiteInfo } from '../contract/layout.js';
 
 export const NETLIFY_DIR = '_netlify';
 export const NETLIFY_FUNCTION = `${NETLIFY_DIR}/edge-functions/api.js`;
@@ -34,7 +34,7 @@ export const config = { path: '/*' };
 
 /** The repo-root netlify.toml (publish dir `out`). */
 export function netlifyToml(publish = 'out'): string {
-  const rule = (from: string, kind: string) => `[[redirects]]\n  from = "${from}"\n  to = "/errors/${kind}.json"\n  status = 404\n`;
+  const rule = (from: string, kind: ErrorKind) => `[[redirects]]\n  from = "${from}"\n  to = "/${errorDocPath(kind)}"\n  status = 404\n`;
   return `# Generated for chain snapshot: \`snapshot build\` writes the tree to ${publish}/.
 [build]
   publish = "${publish}"
@@ -42,5 +42,5 @@ export function netlifyToml(publish = 'out'): string {
 
 # JSON 404s for requests the edge function does not answer (e.g. edge functions disabled).
 # Not forced: existing files shadow them.
-${rule('/tx/*', 'tx')}${rule('/block/*', 'block')}${rule('/address/*', 'address')}${rule('/name/*', 'name')}${rule('/*', 'default')}`;
+${rule(`/${TX_DIR}/*`, 'tx')}${rule(`/${BLOCK_DIR}/*`, 'block')}${rule(`/${ADDRESS_DIR}/*`, 'address')}${rule(`/${NAME_DIR}/*`, 'name')}${rule('/*', 'default')}`;
 }

@@ -12,7 +12,7 @@
  * answered statically; the test is on the raw `$request_uri`.
  */
 import { CACHE_LONG, CACHE_SHORT } from '../contract/router.js';
-import type { SiteInfo } from '../contract/layout.js';
+import { BAD_REQUEST_PATH, ERRORS_DIR, NAMES_PATH, STATS_PATH, URI_TOO_LONG_PATH, addressPath, errorDocPath, type ErrorKind, type SiteInfo } from '../contract/layout.js';
 
 export interface NginxOptions {
   /** Absolute path of the snapshot tree. */
@@ -25,7 +25,11 @@ export interface NginxOptions {
 }
 
 export function nginxConfig(opts: NginxOptions): string {
-  const capped = opts.info.cappedAddresses.map((a) => `  /address/${a}.json 1;\n`).join('');
+  const capped = opts.info.cappedAddresses.map((a) => `  /${addressPath(a)} 1;\n`).join('');
+  // A miss: to the router when there is one, else the generic error document of its kind.
+  const KIND_DOC = `/${ERRORS_DIR}/$snap_kind.json`;
+  const miss = (doc: string) => (opts.upstream ? '= @router' : doc);
+  const errDoc = (kind: ErrorKind) => `/${errorDocPath(kind)}`;
   const flag = (name: string, token: string) =>
     `map $args $snap_q_${name} { "~(^|&)${name === 'hist' ? 'history' : `with_${name}`}(=[^&]*)?(&|$)" "${token}"; default ""; }\n`;
   const hdr = (cache: string) =>
@@ -36,7 +40,7 @@ export function nginxConfig(opts: NginxOptions): string {
   const guard = `${toRouter}    if ($snap_to_router) { return 418; }\n`;
   const router = opts.upstream
     ? `  location @router {\n    proxy_pass http://${opts.upstream}$request_uri;\n    proxy_set_header Host $host;\n    proxy_http_version 1.1;\n    proxy_set_header Connection "";\n  }\n`
-    : `  location @router {\n    default_type application/json;\n${hdr(CACHE_SHORT)}    rewrite ^ /errors/$snap_kind.json break;\n  }\n`;
+    : `  location @router {\n    default_type application/json;\n${hdr(CACHE_SHORT)}    rewrite ^ ${KIND_DOC} break;\n  }\n`;
   return `# chain snapshot: nginx config for the tree at ${opts.root}
 # Include in the http {} context (e.g. /etc/nginx/conf.d/snapshot.conf). Regenerate or edit
 # 'root' if the tree moves. ${opts.upstream ? `Non-canonical requests go to snapshot serve at ${opts.upstream}.` : 'Static only: set an upstream (snapshot serve) for exact error texts, natural name URLs and upper-case hashes.'}
@@ -90,56 +94,56 @@ server {
   etag on;
 
   error_page 418 ${opts.upstream ? '=' : '=404'} @router;
-  error_page 400 /errors/bad-request.json;
-  error_page 414 /errors/uri-too-long.json;
-  error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+  error_page 400 /${BAD_REQUEST_PATH};
+  error_page 414 /${URI_TOO_LONG_PATH};
+  error_page 404 ${miss(errDoc('default'))};
 
   location ~ "^/(tx|block)/[0-9a-f]{64}\\.(bin|hex)$" {
 ${hdr(CACHE_LONG)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/$snap_kind.json'};
+    error_page 404 ${miss(KIND_DOC)};
   }
   location ~ "^/(tx|block)/[0-9a-f]{64}\\.json$" {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/$snap_kind.json'};
+    error_page 404 ${miss(KIND_DOC)};
   }
   location ~ "^/address/[A-Za-z0-9]+\\.json$" {
 ${hdr(CACHE_SHORT)}${guard}    if ($snap_capped) { return 418; }
     try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/address.json'};
+    error_page 404 ${miss(errDoc('address'))};
   }
   location ^~ /name/ {
 ${hdr(CACHE_SHORT)}${guard}    try_files $snap_vprefix$uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/name.json'};
+    error_page 404 ${miss(errDoc('name'))};
   }
-  location = /stats.json {
+  location = /${STATS_PATH} {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
-  location = /names.json {
+  location = /${NAMES_PATH} {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
-  location ^~ /errors/ {
+  location ^~ /${ERRORS_DIR}/ {
     internal;
     default_type application/json;
 ${hdr(CACHE_SHORT)}  }
   # The browsing UI (index.html and its assets).
   location = / {
 ${hdr(CACHE_SHORT)}${guard}    try_files /index.html =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
   location ^~ /assets/ {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
   # The API contract (OpenAPI description and JSON Schemas).
   location = /openapi.json {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
   location ^~ /schemas/ {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
-    error_page 404 ${opts.upstream ? '= @router' : '/errors/default.json'};
+    error_page 404 ${miss(errDoc('default'))};
   }
   location / {
     return 418;

@@ -5,6 +5,7 @@
  * name bytes>, #/names[/<filter>] (the names index), #/search/<text>.
  */
 import { encodeNamePath } from '../contract/name-path.js';
+import { NAMES_PATH, STATS_PATH, UI_SITE_PATH, addressPath, baseNamePath, blockPath, txPath, type BinExt } from '../contract/paths.js';
 import { isUtf8, latin1Bytes, pctDecodeBytes, pctEncodeBytes, utf8Bytes } from './text.js';
 
 export type Route =
@@ -67,14 +68,14 @@ export const href = {
 export const HISTORY_QUERY = 'history&with_block&with_height';
 
 export const api = {
-  stats: (): string => 'stats.json',
-  names: (): string => 'names.json',
-  site: (): string => 'assets/site.json',
-  tx: (id: string): string => `tx/${id}.json`,
-  block: (id: string): string => `block/${id}.json`,
-  address: (a: string): string => `address/${encodeURIComponent(a)}.json`,
+  stats: (): string => STATS_PATH,
+  names: (): string => NAMES_PATH,
+  site: (): string => UI_SITE_PATH,
+  tx: (id: string, ext: BinExt = 'json'): string => txPath(id, ext),
+  block: (id: string, ext: BinExt = 'json'): string => blockPath(id, ext),
+  address: (a: string): string => addressPath(encodeURIComponent(a)),
   /** The canonical file path (works on every host, plain static ones included). */
-  name: (bytes: Uint8Array, query?: string): string => `name/${encodeNamePath(bytes)}.json${query ? '?' + query : ''}`,
+  name: (bytes: Uint8Array, query?: string): string => `${baseNamePath(encodeNamePath(bytes))}${query ? '?' + query : ''}`,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ export async function pageBlock(hash: string): Promise<HTMLElement> {
     b.prev_block && !/^0+$/.test(b.prev_block) ? h('a', { class: 'raw', href: href.block(b.prev_block), 'data-nav': 'prev' }, '\u2190 Previous') : null,
     b.next_block ? h('a', { class: 'raw', href: href.block(b.next_block), 'data-nav': 'next' }, 'Next \u2192') : null,
     rawLink(api.block(hash)),
-    rawLink(`block/${hash}.hex`, 'hex'),
+    rawLink(api.block(hash, 'hex'), 'hex'),
   ];
   const aux = b.aux_pow?.parent_block;
   const details = kv([

@@ -120,7 +120,7 @@ export async function pageHome(): Promise<HTMLElement> {
     'div',
     null,
     pageHead('Overview', site.network || 'Chain snapshot', {
-      actions: [names ? h('a', { class: 'raw', href: href.names(), 'data-nav': 'names' }, 'All names') : null, rawLink(api.stats(), 'stats.json')],
+      actions: [names ? h('a', { class: 'raw', href: href.names(), 'data-nav': 'names' }, 'All names') : null, rawLink(api.stats(), api.stats())],
       sub: h('span', { class: 'muted' }, 'Snapshot of the tip block\u2019s time: ', time(s.time)),
     }),
     tiles,

@@ -122,7 +122,7 @@ export async function pageNames(filter: string): Promise<HTMLElement> {
   return h(
     'div',
     null,
-    pageHead('Names', 'All names', { sub: h('span', null, `Every name of the snapshot at height ${fmtInt(list.height)}, by path`), actions: [rawLink(api.names(), 'names.json')] }),
+    pageHead('Names', 'All names', { sub: h('span', null, `Every name of the snapshot at height ${fmtInt(list.height)}, by path`), actions: [rawLink(api.names(), api.names())] }),
     card(h('span', null, 'Names ', count), [h('div', { class: 'filter' }, input), holder]),
   );
 }

@@ -90,7 +90,7 @@ export async function pageTx(id: string): Promise<HTMLElement> {
     pageHead('Transaction', tx.hash, {
       mono: true,
       badges: [coinbase ? badge('coinbase', 'good') : null, ...ops.map((op) => badge(op.op, 'info'))],
-      actions: [rawLink(api.tx(id)), rawLink(`tx/${id}.hex`, 'hex')],
+      actions: [rawLink(api.tx(id)), rawLink(api.tx(id, 'hex'), 'hex')],
     }),
     card('Details', details),
     card(

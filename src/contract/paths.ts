@@ -1,0 +1,66 @@
+/**
+ * Where every document lives below the output dir, '/'-separated and relative: the one place
+ * that spells a file path or URL of the tree (layout.ts re-exports all of it). Pure, no
+ * imports and no Node types, so the browsing UI bundles it as it is.
+ */
+
+export type BinExt = 'json' | 'bin' | 'hex';
+export type ErrorKind = 'tx' | 'block' | 'address' | 'name' | 'default';
+
+/** Top directories of the per-resource documents (host rules match on them). */
+export const TX_DIR = 'tx';
+export const BLOCK_DIR = 'block';
+export const ADDRESS_DIR = 'address';
+export const NAME_DIR = 'name';
+/** `v/<variant key>/name/…`: the name query variants other than the base document. */
+export const VARIANT_DIR = 'v';
+export const ERRORS_DIR = 'errors';
+
+export const STATS_PATH = 'stats.json';
+/** Every name of a Namecoin snapshot: `{height, count, names: [{name, path, height, expires_in}]}`. */
+export const NAMES_PATH = 'names.json';
+export const SITE_INFO_PATH = '_site.json';
+export const MANIFEST_PATH = '_manifest.json';
+export const NOT_FOUND_HTML_PATH = '404.html';
+/** The public copy of the site info the browsing UI reads (network, height, tip, off-chain blocks). */
+export const UI_SITE_PATH = 'assets/site.json';
+/** Body of nginx's own 400s (request lines it refuses to parse). */
+export const BAD_REQUEST_PATH = `${ERRORS_DIR}/bad-request.json`;
+/** Body of nginx's own 414s. */
+export const URI_TOO_LONG_PATH = `${ERRORS_DIR}/uri-too-long.json`;
+export const ERROR_KINDS: readonly ErrorKind[] = ['tx', 'block', 'address', 'name', 'default'];
+
+/** Generic per-kind messages for hosts without a router (errors/<kind>.json). */
+export const GENERIC_ERROR_MESSAGES: Readonly<Record<ErrorKind, string>> = {
+  tx: 'Tx not found.',
+  block: 'Block not found.',
+  address: 'Address not found.',
+  name: 'Name not found.',
+  default: 'Not found.',
+};
+
+export function txPath(txid: string, ext: BinExt): string {
+  return `${TX_DIR}/${txid}.${ext}`;
+}
+
+export function blockPath(hash: string, ext: BinExt): string {
+  return `${BLOCK_DIR}/${hash}.${ext}`;
+}
+
+export function addressPath(addr: string): string {
+  return `${ADDRESS_DIR}/${addr}.json`;
+}
+
+/** The base document of a name from its encoded path (name-path.ts encodeNamePath). */
+export function baseNamePath(enc: string): string {
+  return `${NAME_DIR}/${enc}.json`;
+}
+
+export function errorDocPath(kind: ErrorKind): string {
+  return `${ERRORS_DIR}/${kind}.json`;
+}
+
+/** Compact JSON error document: `{"error":"<message>"}`. */
+export function errorBody(message: string): string {
+  return JSON.stringify({ error: message });
+}
