@@ -3,8 +3,13 @@
  * rows (meta, published/pending snapshots, undone blocks). Fields are little-endian; strings and
  * byte strings are u32 length ‖ bytes. Layouts: docs/index-schema.md.
  */
-import type { Codec } from './rows.js';
 import type { Counters } from './stats.js';
+
+/** A row's bytes from its value and back (rows.ts re-exports it with the fixed-size rows' codecs). */
+export interface Codec<T> {
+  encode(v: T): Buffer;
+  decode(b: Buffer): T;
+}
 
 /** A main-chain block's record (the heights table). */
 export interface HeightRecord {

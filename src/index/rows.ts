@@ -6,6 +6,7 @@
  * for byte. Integers in keys are big-endian (so that keys sort in chain order), integers in
  * values little-endian.
  */
+import type { Codec } from './record-rows.js';
 
 /** The main-chain input that spends an output. */
 export interface SpenderRow {
@@ -53,11 +54,6 @@ export interface NameOpRow {
   value: Buffer;
   /** The tx's merkle branch in its block (internal byte order, leaves upward); null when the block's txids are not unique. */
   branch: Buffer[] | null;
-}
-
-export interface Codec<T> {
-  encode(v: T): Buffer;
-  decode(b: Buffer): T;
 }
 
 /** The empty value of set-like tables. */
@@ -263,4 +259,5 @@ export {
   type MetaRow,
   type PublishedSnapshot,
   type UndoneBlock,
+  type Codec,
 } from './record-rows.js';
