@@ -16,6 +16,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
+import { verifySnapshot } from '../src/verify/index.js';
 import { framedBlocks, readChain } from './helpers.js';
 import { itShared } from './support/shared-data.js';
 
@@ -140,5 +141,38 @@ describe('every path the build writes is safe', () => {
   itShared('chaindata/nbitcoin/blk00000.dat', 'chaindata/nbitcoin/blk00001.dat')('Bitcoin mainnet 0–599 tree', async () => {
     const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
     await checkTree('bitcoin-600', memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files'));
+  }, 120_000);
+});
+
+describe('verify reads the manifest as exactly as the build does', () => {
+  // A demo tree whose manifest is then spoiled one way per test; verify must name the line.
+  const tree = join(dir, 'verify-demo');
+  const manifestFile = join(tree, MANIFEST_PATH);
+  let good: Buffer;
+  const problemsWith = async (bytes: Buffer) => {
+    writeFileSync(manifestFile, bytes);
+    const r = await verifySnapshot(tree);
+    return r.problems.filter((p) => p.file === MANIFEST_PATH).map((p) => p.message);
+  };
+
+  it('a blank line, a missing final newline, a path that is not UTF-8', async () => {
+    await buildSnapshot({ source: demoSource(), outDir: tree, full: true });
+    good = readFileSync(manifestFile);
+    expect(await problemsWith(good)).toEqual([]);
+    const lines = good.toString('utf8').split('\n').length - 1;
+    expect(await problemsWith(Buffer.concat([good, Buffer.from('\n')]))).toEqual([`line ${lines + 1} is not "<sha256> <size> <path>": ""`]);
+    expect(await problemsWith(good.subarray(0, -1))).toEqual([`line ${lines} has no newline at its end`]);
+    // The first path's last byte before ".json" made 0xff: the build's reader refuses the manifest.
+    const bad = Buffer.from(good);
+    const at = bad.indexOf('.json\n') - 1;
+    bad[at] = 0xff;
+    const line = bad.subarray(0, at).toString('latin1').split('\n').length;
+    const messages = await problemsWith(bad);
+    expect(messages.some((m) => m.startsWith(`line ${line} names an unsafe path`)), messages.join('\n')).toBe(true);
+    writeFileSync(join(dir, 'bad-manifest'), bad);
+    expect(() => {
+      const paths = new ManifestPaths(join(dir, 'bad-manifest'));
+      while (paths.next());
+    }).toThrow(`line ${line} (offset`);
   }, 120_000);
 });

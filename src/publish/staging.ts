@@ -2,7 +2,7 @@ import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 
 import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { onPath } from '../runtime/io-error.js';
-import { createStaging, dropSpare, publishedDir, takeSpare } from './publish.js';
+import { createStaging, dropSpare, publishedDir, takeSpare } from './releases.js';
 import { ensureDir, pruneEmpty } from './writer-worker.js';
 
 /**
