@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { esbuild } from '../runtime/from-source.js';
 
 /** `src/` or `dist/`: the root the module paths below are relative to. */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,7 +20,7 @@ export const EDGE_ENTRY = 'hosts/edge.js';
 type Transpile = (source: string, fileName: string) => string;
 
 async function loadTranspiler(): Promise<Transpile> {
-  const { transformSync } = await import('esbuild');
+  const { transformSync } = esbuild();
   return (source, fileName) =>
     transformSync(source, {
       sourcefile: fileName,
