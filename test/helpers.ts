@@ -15,8 +15,6 @@ export { SHARED };
  * describeShared/itShared (test/support/shared-data.ts): they skip naming the missing path, and fail on CI.
  */
 export const HAVE_SHARED = sharedData('chaindata');
-/** Kept until its last importers use describeShared/itShared. */
-export const SKIP_SHARED_REASON = `../shared/chaindata not found at ${SHARED}/chaindata: tests on real chain data are skipped`;
 
 export function chainPath(...parts: string[]): string {
   return join(SHARED, 'chaindata', ...parts);
