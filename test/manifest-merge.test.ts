@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareManifestPaths, encodeManifestLine, maxLineBytes, parseManifestLine, putManifestLine } from '../src/contract/manifest.js';
 import { writeManifest } from '../src/publish/manifest.js';
 import { ManifestRows, resetRowsDir } from '../src/publish/manifest-rows.js';
 import { SiteWriter } from '../src/publish/writer.js';
@@ -143,5 +145,30 @@ describe('SiteWriter', () => {
     const m = writeManifest(rowsDir, undefined, join(dir, 'writer-manifest'), writer.sealedRows);
     expect(readFileSync(join(dir, 'writer-manifest'), 'utf8')).toBe(expected(tree));
     expect(m.files).toBe(2001);
+  });
+});
+
+describe('the manifest line codec (contract/manifest.ts)', () => {
+  it('encode, put in place and parse agree; the order is UTF-8 byte order', () => {
+    const hex = fc.uint8Array({ minLength: 32, maxLength: 32 });
+    fc.assert(
+      fc.property(hex, fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.string({ minLength: 1 }), (digest, size, path) => {
+        const sha = Buffer.from(digest).toString('hex');
+        const line = encodeManifestLine(sha, size, path);
+        const chunk = Buffer.alloc(maxLineBytes(path));
+        const end = putManifestLine(chunk, 0, digest, 0, size, path);
+        expect(chunk.subarray(0, end).toString('utf8')).toBe(Buffer.from(line, 'utf8').toString('utf8'));
+        expect(parseManifestLine(line.slice(0, -1))).toEqual({ sha256: sha, size, path });
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(Math.sign(compareManifestPaths(a, b))).toBe(Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      }),
+    );
+    // Code units from U+D800 up: JS string order and UTF-8 order differ.
+    expect(compareManifestPaths('\uffff', '\u{10000}')).toBeLessThan(0);
+    expect(parseManifestLine(`${'a'.repeat(64)} 01 x`)).toBeUndefined();
+    expect(parseManifestLine(`${'A'.repeat(64)} 1 x`)).toBeUndefined();
   });
 });
