@@ -150,6 +150,16 @@ describe('the build never replaces what it did not make', () => {
     await expect(build(join(d, 'out2'), { stateDir: join(d, 'out2', 'state') })).rejects.toThrow(/must not contain each other/);
   });
 
+  it('the CLI refuses a foreign --out before it opens the source (a blocks dir that does not exist is not even looked at)', () => {
+    const d = caseDir();
+    mkdirSync(join(d, 'v', 'src'), { recursive: true });
+    writeFileSync(join(d, 'v', 'src', 'important.txt'), 'x\n');
+    const r = cli(['build', '--source', `blocks:${join(d, 'no-such-blocks')}`, '--network', 'bitcoin', '--out', 'v'], d);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^snapshot: refusing to replace .*v.*"src"/);
+    expect(r.stderr).not.toMatch(/no-such-blocks/);
+  }, 30_000);
+
   it('--force replaces a foreign directory', async () => {
     const d = caseDir();
     mkdirSync(join(d, 'out'));

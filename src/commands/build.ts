@@ -27,21 +27,17 @@ function printReport(r: BuildReport, out: string): void {
   for (const w of r.warnings) warn(w);
 }
 
-/** Builds `source` into `outDir` and prints the report; closes the source; returns the absolute output path. */
+/** Builds the source `open` gives into `outDir` (opened once the output is known to be ours) and prints the report; returns the absolute output path. */
 export async function buildAndReport(
-  source: ChainSource,
+  open: () => Promise<ChainSource>,
   outDir: string,
   progress: Progress,
   opts: Omit<BuildOptions, 'source' | 'outDir' | 'progress'>,
 ): Promise<string> {
-  try {
-    // The path as given: the build's refusals name it so (the build resolves it the same way).
-    const out = resolve(outDir);
-    printReport(await buildSnapshot({ ...opts, source, outDir, progress }), out);
-    return out;
-  } finally {
-    await source.close();
-  }
+  // The path as given: the build's refusals name it so (the build resolves it the same way).
+  const out = resolve(outDir);
+  printReport(await buildSnapshot({ ...opts, source: open, outDir, progress }), out);
+  return out;
 }
 
 const options = (y: Argv) =>
@@ -82,8 +78,8 @@ export const buildCommand = command({
     const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
     const progress = new Progress();
     const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
-    const source = argv.source ? await openSource(argv.source, network, { rpc }) : demoSource(network);
-    await buildAndReport(source, argv.out, progress, {
+    const open = async () => (argv.source ? openSource(argv.source, network, { rpc }) : demoSource(network));
+    await buildAndReport(open, argv.out, progress, {
       height: argv.height,
       stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
       full: argv.full,

@@ -12,7 +12,7 @@ export const demoCommand = command({
   describe: 'build the embedded demo chain and serve it (one process: stopping it stops the server)',
   builder: (y: Argv) => listenOptions(y.option('out', { type: 'string', requiresArg: true, default: 'out', describe: 'output directory' })),
   handler: async (argv) => {
-    const out = await buildAndReport(demoSource(undefined), argv.out, new Progress(), {});
+    const out = await buildAndReport(async () => demoSource(undefined), argv.out, new Progress(), {});
     await serveUntilSignal({ dir: out, port: argv.port, host: argv.host });
   },
 });

@@ -4,7 +4,7 @@ import type { BuildReport } from '../pipeline/report.js';
 import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Targets } from '../publish/publish.js';
 import { ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
-import type { BuildHooks, BuildOptions } from './build/options.js';
+import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 import { publishPhase } from './build/publish.js';
 import { renderPhase } from './build/render.js';
 import { buildReport } from './build/report.js';
@@ -13,7 +13,7 @@ import { stagePhase } from './build/stage.js';
 import { syncPhase } from './build/sync.js';
 import { Teardown } from './build/teardown.js';
 
-export type { BuildHooks, BuildOptions } from './build/options.js';
+export type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 export type { BuildReport } from '../pipeline/report.js';
 
 /** Where the build may write, settled before any work (README "Safety rules"); the CLI's refusals come from here. */
@@ -34,7 +34,13 @@ export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}):
   try {
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
-    return await runPhases(opts, hooks, targets);
+    if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source }, hooks, targets);
+    const source = await opts.source();
+    try {
+      return await runPhases({ ...opts, source }, hooks, targets);
+    } finally {
+      await source.close();
+    }
   } catch (e) {
     if (!isStoreError(e)) throw e;
     const err = ioError(e, join(targets.stateDir, 'lmdb'), 'index');
@@ -45,7 +51,7 @@ export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}):
   }
 }
 
-async function runPhases(opts: BuildOptions, hooks: BuildHooks, targets: Targets): Promise<BuildReport> {
+async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Targets): Promise<BuildReport> {
   const teardown = new Teardown(); // each phase adds what it opened; undone at the end, whatever happened
   let failed = false;
   try {

@@ -8,7 +8,7 @@ import { restorePublished, snapshotHeight } from '../../index/sync.js';
 import { clearStateDir, type Targets } from '../../publish/publish.js';
 import { Progress } from '../../runtime/progress.js';
 import { validatedSource, type ValidatedSource } from '../../source/validated.js';
-import type { BuildOptions } from './options.js';
+import type { OpenedOptions } from './options.js';
 import type { Teardown } from './teardown.js';
 
 /** The build's settings and its index, opened: whether it extends the published snapshot or builds everything. */
@@ -33,7 +33,7 @@ export interface Opened {
  * Opens the index in the state dir (see index/state.ts openIndex): brought back to the published
  * snapshot when a killed build left it elsewhere, or emptied when it cannot extend it.
  */
-export async function openIndexPhase(opts: BuildOptions, targets: Targets, teardown: Teardown): Promise<Opened> {
+export async function openIndexPhase(opts: OpenedOptions, targets: Targets, teardown: Teardown): Promise<Opened> {
   const { outDir, stateDir } = targets;
   // Every block of every source is validated on its way in (src/source/validated.ts).
   const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid });

@@ -3,9 +3,17 @@ import type { PublishStep } from '../../publish/publish.js';
 import type { Progress } from '../../runtime/progress.js';
 import type { ChainSource } from '../../source/types.js';
 
+/** The options with the source opened. */
+export type OpenedOptions = BuildOptions & { source: ChainSource };
+
 /** What a user asks of a build (the CLI's options). */
 export interface BuildOptions {
-  source: ChainSource;
+  /**
+   * The chain, or a function that opens it: called once the targets are settled and the lock is
+   * taken, so that a refused `--out` costs no work (a blocks dir's first pass reads every header);
+   * the build closes a source it opened.
+   */
+  source: ChainSource | (() => Promise<ChainSource>);
   /** Snapshot height; the source's tip when undefined. */
   height?: number;
   outDir: string;
