@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { LMDB_DIR } from './files.js';
 import { heightValue, type HeightRecord, type OffChainRecord } from './rows.js';
 
 export type { HeightRecord, OffChainRecord };
@@ -30,7 +31,7 @@ export interface Store {
 }
 
 export function openStore(dir: string): Store {
-  const path = join(dir, 'lmdb');
+  const path = join(dir, LMDB_DIR);
   mkdirSync(path, { recursive: true });
   // The whole file mapped (lmdb-js' default on 64-bit), not `remapChunks`: in that mode a read
   // transaction that touches more than 4095 16-page chunks fails with MDB_TXN_FULL (mdb_rpage_get,

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sha256 } from '../chain/hash.js';
+import { UI_SITE_PATH } from '../contract/paths.js';
 import { fromSources } from '../runtime/from-source.js';
 import type { UiBundle } from './ui-bundle.js';
 
@@ -32,7 +33,6 @@ export const UI_INDEX = 'index.html';
 export const UI_JS = 'assets/app.js';
 export const UI_CSS = 'assets/app.css';
 /** Public copy of the site info (`_site.json` is not served). */
-export const UI_SITE = 'assets/site.json';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** dist/ui beside the compiled CLI (dist/pipeline/ui-files.js). */
@@ -105,6 +105,6 @@ export async function uiFiles(info?: UiSiteInfo): Promise<Map<string, string>> {
     [UI_JS, b.js],
     [UI_CSS, b.css],
   ]);
-  if (info) files.set(UI_SITE, JSON.stringify({ network: info.network, height: info.height, tip: info.tip, offchain: info.offchain ?? [] }));
+  if (info) files.set(UI_SITE_PATH, JSON.stringify({ network: info.network, height: info.height, tip: info.tip, offchain: info.offchain ?? [] }));
   return files;
 }

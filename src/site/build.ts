@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { LMDB_DIR } from '../index/files.js';
 import { isStoreError } from '../index/store.js';
 import type { BuildReport } from '../pipeline/report.js';
 import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Targets } from '../publish/publish.js';
@@ -43,7 +44,7 @@ export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}):
     }
   } catch (e) {
     if (!isStoreError(e)) throw e;
-    const err = ioError(e, join(targets.stateDir, 'lmdb'), 'index');
+    const err = ioError(e, join(targets.stateDir, LMDB_DIR), 'index');
     err.nativeDiagnostic = true;
     throw err;
   } finally {

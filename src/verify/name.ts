@@ -1,5 +1,5 @@
 /** Checks of `name/<enc>.json` and the `v/<key>/name/<enc>.json` variants. */
-import { ALL_NAME_VARIANTS, isCanonicalNamePath, namePathEncoded, variantFromKey, variantKey } from '../contract/layout.js';
+import { ALL_NAME_VARIANTS, baseNamePath, isCanonicalNamePath, namePathEncoded, variantFromKey, variantKey } from '../contract/layout.js';
 import { type Verifier } from './verifier.js';
 
 export function checkName(ver: Verifier, rel: string, enc: string): void {
@@ -18,5 +18,5 @@ export function checkNameVariant(ver: Verifier, rel: string, rest: string): void
     ver.problem(rel, 'is not v/<variant>/name/<name>.json');
     return;
   }
-  if (!ver.exists(`name/${m[2]}.json`)) ver.problem(rel, `has no base document name/${m[2]}.json`);
+  if (!ver.exists(baseNamePath(m[2]!))) ver.problem(rel, `has no base document ${baseNamePath(m[2]!)}`);
 }

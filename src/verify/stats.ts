@@ -1,5 +1,5 @@
 /** Phase 4: totals against `stats.json` and `_site.json`. */
-import { ERROR_KINDS, SITE_INFO_PATH, STATS_PATH, addressPath } from '../contract/layout.js';
+import { ERROR_KINDS, SITE_INFO_PATH, STATS_PATH, addressPath, errorDocPath } from '../contract/layout.js';
 import { isObj, type Verifier } from './verifier.js';
 
 export function totals(ver: Verifier): void {
@@ -19,6 +19,6 @@ export function totals(ver: Verifier): void {
     if (off !== ver.counts.offChainBlocks) ver.problem(STATS_PATH, `blocks.side + blocks.orphan is ${off}, the tree has ${ver.counts.offChainBlocks} off-chain block documents`);
   }
   for (const kind of ERROR_KINDS) {
-    if (!ver.exists(`errors/${kind}.json`)) ver.missingProblem(`errors/${kind}.json`, 'is missing');
+    if (!ver.exists(errorDocPath(kind))) ver.missingProblem(errorDocPath(kind), 'is missing');
   }
 }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { MANIFEST_PATH } from '../../contract/layout.js';
 import { HOSTS, type HostName } from '../../hosts/index.js';
 import { BlocksSpill } from '../../index/blocks-spill.js';
+import { BLOCKS_SPILL_FILE } from '../../index/files.js';
 import { ChainIndex } from '../../index/query.js';
 import { openIndex, type IndexMeta } from '../../index/state.js';
 import { restorePublished, snapshotHeight } from '../../index/sync.js';
@@ -45,7 +46,7 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
   const pretty = opts.pretty ?? false;
   // A change of these makes the index unfit for the published tree: a full build.
   const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir });
-  const spillPath = join(stateDir, 'blocks.spill');
+  const spillPath = join(stateDir, BLOCKS_SPILL_FILE);
   const { store, meta, fullReason } = await openIndex(stateDir, net, options, {
     full: opts.full ?? false,
     manifestPath: join(outDir, MANIFEST_PATH),
