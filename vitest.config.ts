@@ -52,7 +52,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // With CI=true, stops a run without ../shared before it starts; then compiles what the tests
     // run as child processes once per run (see each).
-    globalSetup: ['test/support/ci-shared-data.ts', 'test/compile-children.ts'],
+    globalSetup: ['test/support/ci-shared-data.ts', 'test/support/compile-children.ts'],
     pool: 'forks',
     // vitest's default is one worker less than the cores: a single worker on a 2-core machine.
     maxWorkers: 2,

@@ -16,7 +16,7 @@ import { answerBytes, PackReader } from '../src/pack/reader.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { HAVE_SHARED, framedBlocks, readChain } from '../test/helpers.js';
+import { HAVE_SHARED, framedBlocks, readChain } from '../test/support/helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'bench-pack-'));
 const ms = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;

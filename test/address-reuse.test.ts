@@ -13,9 +13,9 @@ import { parsePreviousAddressDocument } from '../src/pipeline/address-previous.j
 import { valueEnd } from '../src/render/json-scan.js';
 import { addressCompactParts, renderAddressCapped, type UnspentSplice } from '../src/render/address.js';
 import { outElementRanges, renderTx } from '../src/render/tx.js';
-import { scenario } from './chains.js';
-import { manifestMismatches } from './helpers.js';
-import { build, manifest, tempDir } from './memory-builds.js';
+import { scenario } from './support/chains.js';
+import { manifestMismatches } from './support/helpers.js';
+import { build, manifest, tempDir } from './support/memory-builds.js';
 
 const chain = demoChain();
 const texts = chain.main.flatMap((b) =>

@@ -6,7 +6,7 @@ import { hash160, sha256d } from '../src/chain/hash.js';
 import { NETWORKS, type Network } from '../src/chain/networks.js';
 import { classifyScript, solveScript } from '../src/chain/script.js';
 import type { Tx } from '../src/chain/tx.js';
-import { chainPath, framedBlocks } from './helpers.js';
+import { chainPath, framedBlocks } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');

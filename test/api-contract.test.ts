@@ -28,7 +28,7 @@ import { MANIFEST_PATH, SITE_INFO_PATH, WITH_FLAGS, variantFromKey, type SiteInf
 import { makeRouterSite, route } from '../src/contract/router.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
-import { chainPath, framedBlocks, readChain } from './helpers.js';
+import { chainPath, framedBlocks, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const DOCS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'docs');

@@ -16,8 +16,8 @@ import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource, type MemoryBlock } from '../src/source/memory.js';
 import { InvalidBlockError } from '../src/source/validated.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { nodeArgs, REPO } from './helpers.js';
-import { tempDir } from './memory-builds.js';
+import { nodeArgs, REPO } from './support/helpers.js';
+import { tempDir } from './support/memory-builds.js';
 
 const NET = NETWORKS['bitcoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const; // nginx.conf names the tree's path

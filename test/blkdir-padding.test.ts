@@ -11,7 +11,7 @@ import { xorObfuscate } from '../src/chain/blkfile.js';
 import { demoChain } from '../src/builder/demo.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { chainPath } from './helpers.js';
+import { chainPath } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const NMC = NETWORKS['namecoin-regtest'];

@@ -7,7 +7,7 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { BodyReader, type BlkBytes } from '../src/source/blkdir/bodies.js';
 import { HeaderIndex } from '../src/source/blkdir/headers.js';
 import { BufferWindow } from '../src/source/blkdir/records.js';
-import { blockId, loadBlocks } from './fake-node.js';
+import { blockId, loadBlocks } from './support/fake-node.js';
 import { describeShared } from './support/shared-data.js';
 
 

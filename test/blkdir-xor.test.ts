@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { chainPath } from './helpers.js';
+import { chainPath } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 

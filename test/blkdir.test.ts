@@ -10,7 +10,7 @@ import { xorObfuscate } from '../src/chain/blkfile.js';
 import { openBlocksDir, type BlocksDirSource } from '../src/source/blkdir.js';
 import { expandHome, openSource } from '../src/source/index.js';
 import type { OffChainBlock, SourceBlock } from '../src/source/types.js';
-import { chainPath, framedBlocks, readChain } from './helpers.js';
+import { chainPath, framedBlocks, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const BTC = NETWORKS.bitcoin;

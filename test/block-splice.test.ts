@@ -12,9 +12,9 @@ import { arrayElementRanges } from '../src/render/json-scan.js';
 import { type BuildHooks, type BuildOptions, type BuildReport } from '../src/site/build.js';
 import { type MemoryBlock } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { scenario } from './chains.js';
-import { manifestMismatches } from './helpers.js';
-import { build as buildMemory, keepOutput, manifest, tempDir } from './memory-builds.js';
+import { scenario } from './support/chains.js';
+import { manifestMismatches } from './support/helpers.js';
+import { build as buildMemory, keepOutput, manifest, tempDir } from './support/memory-builds.js';
 
 const tmp = tempDir('snapshot-splice-');
 

@@ -6,8 +6,8 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
-import { expectFullRebuildIdentical } from './determinism.js';
-import { fixturePath, framedBlocks, readChain } from './helpers.js';
+import { expectFullRebuildIdentical } from './support/determinism.js';
+import { fixturePath, framedBlocks, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 // Bitcoin mainnet 0–599 (NBitcoin's blk00000/blk00001): facts from shared/reference/chaindata.md.

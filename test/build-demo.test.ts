@@ -8,7 +8,7 @@ import { rootFromBranch } from '../src/chain/merkle.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { ALL_NAME_VARIANTS, MANIFEST_PATH, namePath, variantKey } from '../src/contract/layout.js';
-import { expectFullRebuildIdentical } from './determinism.js';
+import { expectFullRebuildIdentical } from './support/determinism.js';
 
 const DEPTH = 30; // namecoin-regtest name expiration depth
 const FIELDS = ['block', 'height', 'tx_idx', 'rawtx', 'mrkl_branch'] as const;

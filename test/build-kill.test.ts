@@ -9,7 +9,7 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { recoverInterrupted } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { manifestMismatches, nodeArgs } from './helpers.js';
+import { manifestMismatches, nodeArgs } from './support/helpers.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'build-child.ts');
 

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { openRpc } from '../src/source/rpc.js';
-import { FakeNode, loadBlocks } from './fake-node.js';
-import { chainPath } from './helpers.js';
+import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { chainPath } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 interface CoreStats {

@@ -7,8 +7,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { port, wholeNumber } from '../src/cli-args.js';
-import { FakeNode, loadBlocks } from './fake-node.js';
-import { freePort, nodeArgs } from './helpers.js';
+import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { freePort, nodeArgs } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

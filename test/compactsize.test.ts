@@ -24,9 +24,9 @@ import { buildSnapshot } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { openRpc } from '../src/source/rpc.js';
 import { validatedSource } from '../src/source/validated.js';
-import { CS_FIELDS, encode, nonCanonical, reencode, sitesOf, width, widths, type Site } from './compactsize-sites.js';
-import { FakeNode, loadBlocks } from './fake-node.js';
-import { REPO, chainPath, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { CS_FIELDS, encode, nonCanonical, reencode, sitesOf, width, widths, type Site } from './support/compactsize-sites.js';
+import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { REPO, chainPath, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 

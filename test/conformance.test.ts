@@ -50,8 +50,8 @@ import { nginxConfig } from '../src/hosts/nginx.js';
 import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { writeTestTree } from './site-tree.js';
-import { keepAliveRequest, rawRequest, type RawResponse } from './http-raw.js';
+import { writeTestTree } from './support/site-tree.js';
+import { keepAliveRequest, rawRequest, type RawResponse } from './support/http-raw.js';
 import { denoBinary, freePort, startDenoNetlify, startPagesHost, workerdBinary, type Binary, type RuntimeProcess } from './runtimes/launch.js';
 
 const JSON_T = 'application/json; charset=utf-8';

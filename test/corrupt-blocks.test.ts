@@ -18,9 +18,9 @@ import { buildSnapshot } from '../src/site/build.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
-import { mulberry32 } from './chains.js';
-import { CS_FIELDS, encode, reencode, sitesOf, widths } from './compactsize-sites.js';
-import { chainPath, manifestMismatches, namecoinRegtestRecords } from './helpers.js';
+import { mulberry32 } from './support/chains.js';
+import { CS_FIELDS, encode, reencode, sitesOf, widths } from './support/compactsize-sites.js';
+import { chainPath, manifestMismatches, namecoinRegtestRecords } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 interface Rec {

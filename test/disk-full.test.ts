@@ -11,7 +11,7 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { nodeArgs } from './helpers.js';
+import { nodeArgs } from './support/helpers.js';
 import { writeBlocksDir } from '../src/builder/blkfiles.js';
 import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';

@@ -12,9 +12,9 @@ import { MARKER_FILE } from '../src/publish/publish.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { scenario } from './chains.js';
-import { killIncrementalChildAt, manifestMismatches } from './helpers.js';
-import { keepOutput } from './memory-builds.js';
+import { scenario } from './support/chains.js';
+import { killIncrementalChildAt, manifestMismatches } from './support/helpers.js';
+import { keepOutput } from './support/memory-builds.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const; // nginx.conf names the tree's path: left out

@@ -14,7 +14,7 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
-import { framedBlocks, readChain } from './helpers.js';
+import { framedBlocks, readChain } from './support/helpers.js';
 import { itShared } from './support/shared-data.js';
 
 const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'golden');

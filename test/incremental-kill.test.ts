@@ -8,10 +8,10 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { memorySource } from '../src/source/memory.js';
-import { scenario } from './chains.js';
+import { scenario } from './support/chains.js';
 import { TRACE } from './fixtures/pausing.js';
-import { REPO, killIncrementalChildAt, manifestMismatches, nodeArgs } from './helpers.js';
-import { keepOutput } from './memory-builds.js';
+import { REPO, killIncrementalChildAt, manifestMismatches, nodeArgs } from './support/helpers.js';
+import { keepOutput } from './support/memory-builds.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const HOSTS = ['netlify', 'cloudflare'] as const;

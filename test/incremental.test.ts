@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { scenario } from './chains.js';
-import { manifestMismatches } from './helpers.js';
-import { build, manifest, tempDir } from './memory-builds.js';
+import { scenario } from './support/chains.js';
+import { manifestMismatches } from './support/helpers.js';
+import { build, manifest, tempDir } from './support/memory-builds.js';
 
 const tmp = tempDir('snapshot-inc-');
 

@@ -24,7 +24,7 @@ import { syncIndex } from '../src/index/sync.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
 import { validatedSource } from '../src/source/validated.js';
-import { scenario } from './chains.js';
+import { scenario } from './support/chains.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const sc = scenario(61, { reorg: false });

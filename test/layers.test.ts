@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO } from './helpers.js';
+import { REPO } from './support/helpers.js';
 
 const tree = mkdtempSync(join(tmpdir(), 'snapshot-layers-'));
 afterAll(() => rmSync(tree, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { ALL_NAME_VARIANTS, namePath, type SiteInfo } from '../src/contract/layout.js';
 import { Progress } from '../src/runtime/progress.js';
 import { memorySource } from '../src/source/memory.js';
-import { asMemoryBlocks } from './chains.js';
+import { asMemoryBlocks } from './support/chains.js';
 
 const NET = NETWORKS['namecoin-regtest'];
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

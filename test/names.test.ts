@@ -7,7 +7,7 @@ import { NAMECOIN_TX_VERSION, nameOutputs, parseNameScript, type NameScript } fr
 import { NETWORKS } from '../src/chain/networks.js';
 import { classifyScript } from '../src/chain/script.js';
 import { parseTx, type Tx } from '../src/chain/tx.js';
-import { chainPath, framedBlocks } from './helpers.js';
+import { chainPath, framedBlocks } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/ /g, ''), 'hex');

@@ -12,7 +12,7 @@ import { MANIFEST_PATH, STATS_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildHooks, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { framedBlocks, manifestMismatches, nodeArgs, readChain } from './helpers.js';
+import { framedBlocks, manifestMismatches, nodeArgs, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const CLI = nodeArgs('src/cli.ts');

@@ -5,8 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { REPO } from './helpers.js';
-import { tempDir } from './memory-builds.js';
+import { REPO } from './support/helpers.js';
+import { tempDir } from './support/memory-builds.js';
 import { denoBinary } from './runtimes/launch.js';
 
 const deno = denoBinary();

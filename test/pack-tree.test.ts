@@ -18,8 +18,8 @@ import { decideRange } from '../src/serve/range.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { framedBlocks, readChain } from './helpers.js';
-import { tempDir } from './memory-builds.js';
+import { framedBlocks, readChain } from './support/helpers.js';
+import { tempDir } from './support/memory-builds.js';
 import { describeShared } from './support/shared-data.js';
 
 

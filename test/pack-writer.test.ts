@@ -15,7 +15,7 @@ import { answerBytes, PackReader } from '../src/pack/reader.js';
 import { PackWriter } from '../src/pack/writer.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
-import { tempDir } from './memory-builds.js';
+import { tempDir } from './support/memory-builds.js';
 
 const dir = tempDir('snapshot-pack-writer-');
 

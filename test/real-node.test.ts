@@ -20,8 +20,8 @@ import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { ALL_NAME_VARIANTS, namePath, variantKey, type NameVariant } from '../src/contract/layout.js';
 import { Progress } from '../src/runtime/progress.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { rawRequest } from './http-raw.js';
-import { chainPath } from './helpers.js';
+import { rawRequest } from './support/http-raw.js';
+import { chainPath } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const DIR = chainPath('namecoin-core-regtest');

@@ -8,7 +8,7 @@ import { DEMO_TIP_HEIGHT } from '../src/builder/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
-import { expectFullRebuildIdentical } from './determinism.js';
+import { expectFullRebuildIdentical } from './support/determinism.js';
 
 describe('render threads', () => {
   let dir: string;

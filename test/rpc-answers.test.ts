@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
-import { FakeNode, loadBlocks } from './fake-node.js';
-import { nodeArgs, REPO } from './helpers.js';
+import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { nodeArgs, REPO } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const REGTEST = NETWORKS['bitcoin-regtest'];

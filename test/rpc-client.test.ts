@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { RpcError, rpcClient, type RpcClientOptions } from '../src/source/rpc/client.js';
-import { blockId, FakeNode, loadBlocks } from './fake-node.js';
+import { blockId, FakeNode, loadBlocks } from './support/fake-node.js';
 import { describeShared } from './support/shared-data.js';
 
 

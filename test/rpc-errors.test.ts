@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openRpc, retryAttempts, type RpcOptions } from '../src/source/rpc.js';
-import { freePort } from './helpers.js';
+import { freePort } from './support/helpers.js';
 
 const NET = NETWORKS.bitcoin;
 const servers: (HttpServer | NetServer)[] = [];

@@ -10,8 +10,8 @@ import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { Progress, type ProgressSample } from '../src/runtime/progress.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
-import { blockId, FakeNode, loadCoreRegtest, type Chain } from './fake-node.js';
-import { chainPath, manifestMismatches } from './helpers.js';
+import { blockId, FakeNode, loadCoreRegtest, type Chain } from './support/fake-node.js';
+import { chainPath, manifestMismatches } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const NET = NETWORKS['namecoin-regtest'];

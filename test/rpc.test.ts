@@ -7,7 +7,7 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { openSource } from '../src/source/index.js';
 import { defaultCookiePath, openRpc, type RpcOptions } from '../src/source/rpc.js';
-import { blockId, FakeNode, loadBlocks, type Chain } from './fake-node.js';
+import { blockId, FakeNode, loadBlocks, type Chain } from './support/fake-node.js';
 import { describeShared } from './support/shared-data.js';
 
 

@@ -17,7 +17,7 @@ import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { framedBlocks, readChain } from './helpers.js';
+import { framedBlocks, readChain } from './support/helpers.js';
 import { itShared } from './support/shared-data.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'safe-path-'));

@@ -24,7 +24,7 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { MARKER_FILE, acquireLock, recoverInterrupted, releasesDir } from '../src/publish/publish.js';
 import { verifySnapshot } from '../src/verify/index.js';
-import { manifestMismatches, nodeArgs } from './helpers.js';
+import { manifestMismatches, nodeArgs } from './support/helpers.js';
 
 const CLI = nodeArgs('src/cli.ts'); // absolute paths: the CLI runs in other directories
 const HEIGHT = 3;

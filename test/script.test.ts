@@ -19,7 +19,7 @@ import { normalizedId, parseTx, varintBytes, type Tx } from '../src/chain/tx.js'
 import { NETWORKS } from '../src/chain/networks.js';
 import { blockObject } from '../src/render/block.js';
 import { txObject } from '../src/render/tx.js';
-import { chainPath, fixturePath, framedBlocks } from './helpers.js';
+import { chainPath, fixturePath, framedBlocks } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');

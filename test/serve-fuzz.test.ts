@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { RawConnection, rawRequest, takeResponse, type ParsedResponse } from './http-raw.js';
-import { writeTestTree, type TestTree } from './site-tree.js';
+import { RawConnection, rawRequest, takeResponse, type ParsedResponse } from './support/http-raw.js';
+import { writeTestTree, type TestTree } from './support/site-tree.js';
 
 const RUNS = 10_000;
 const SEED = Number(process.env.SERVE_FUZZ_SEED ?? 20261127);

@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideRange, ifRangeAllows } from '../src/serve/range.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { freePort, nodeArgs, REPO } from './helpers.js';
-import { rawRequest, type RawResponse } from './http-raw.js';
-import { writeTestTree, type TestTree } from './site-tree.js';
+import { freePort, nodeArgs, REPO } from './support/helpers.js';
+import { rawRequest, type RawResponse } from './support/http-raw.js';
+import { writeTestTree, type TestTree } from './support/site-tree.js';
 
 const JSON_T = 'application/json; charset=utf-8';
 

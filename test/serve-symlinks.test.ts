@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { txPath } from '../src/contract/layout.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { rawRequest } from './http-raw.js';
-import { writeTestTree, type TestTree } from './site-tree.js';
+import { rawRequest } from './support/http-raw.js';
+import { writeTestTree, type TestTree } from './support/site-tree.js';
 
 describe('serve: symlinks inside the tree are never followed', () => {
   let root: string;

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { FileCache } from '../src/serve/file-cache.js';
-import { writeTestTree, type TestTree } from './site-tree.js';
-import { rawExchange, rawRequest, type RawResponse } from './http-raw.js';
+import { writeTestTree, type TestTree } from './support/site-tree.js';
+import { rawExchange, rawRequest, type RawResponse } from './support/http-raw.js';
 
 const strip = (r: RawResponse) => ({ status: r.status, headers: Object.entries(r.headers).filter(([k]) => k !== 'date'), body: r.body.toString('latin1') });
 

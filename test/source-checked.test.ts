@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { memorySource } from '../src/source/memory.js';
-import { blockId, loadBlocks } from './fake-node.js';
+import { blockId, loadBlocks } from './support/fake-node.js';
 import { describeShared } from './support/shared-data.js';
 
 

@@ -24,9 +24,9 @@ import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { openRpc } from '../src/source/rpc.js';
 import { InvalidBlockError } from '../src/source/validated.js';
-import { asMemoryBlocks } from './chains.js';
-import { FakeNode, loadBlocks } from './fake-node.js';
-import { framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './helpers.js';
+import { asMemoryBlocks } from './support/chains.js';
+import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

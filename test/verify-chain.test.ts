@@ -12,7 +12,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
-import { framedBlocks, manifestMismatches, readChain } from './helpers.js';
+import { framedBlocks, manifestMismatches, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 vi.mock('../src/source/validated.js', async (importOriginal) => {

@@ -16,7 +16,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot, type VerifyReport } from '../src/verify/index.js';
-import { chainPath, framedBlocks, manifestMismatches, readChain } from './helpers.js';
+import { chainPath, framedBlocks, manifestMismatches, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
 // Bitcoin mainnet blocks 170 (the first with a payment tx: 2 txs) and 599 (the tip), from

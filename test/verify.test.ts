@@ -10,7 +10,7 @@ import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/contract/layout.js';
 import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/verify/index.js';
-import { nodeArgs } from './helpers.js';
+import { nodeArgs } from './support/helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -1,11 +1,11 @@
 // Random but deterministic builder chains for the incremental-build tests:
 // payments between a few keys, spends of earlier outputs, names with
 // updates, and optionally a reorg of depth 1–10 between two snapshots.
-import { ChainBuilder, type BlockContext, type BlockHandle, type NameNewHandle } from '../src/builder/chain.js';
-import { locks, type Lock } from '../src/builder/scripts.js';
-import { NETWORKS } from '../src/chain/networks.js';
-import type { MemoryBlock } from '../src/source/memory.js';
-import type { BuiltChain } from '../src/builder/chain.js';
+import { ChainBuilder, type BlockContext, type BlockHandle, type NameNewHandle } from '../../src/builder/chain.js';
+import { locks, type Lock } from '../../src/builder/scripts.js';
+import { NETWORKS } from '../../src/chain/networks.js';
+import type { MemoryBlock } from '../../src/source/memory.js';
+import type { BuiltChain } from '../../src/builder/chain.js';
 
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

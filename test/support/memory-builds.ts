@@ -1,4 +1,4 @@
-// Builds of in-memory Namecoin regtest chains (test/chains.ts scenarios) into a temporary
+// Builds of in-memory Namecoin regtest chains (test/support/chains.ts scenarios) into a temporary
 // directory per test file: the tests that compare an incremental run with a full build byte for
 // byte (incremental, block-splice, address-reuse) share them.
 import { spawnSync } from 'node:child_process';
@@ -6,10 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { NETWORKS } from '../src/chain/networks.js';
-import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { buildSnapshot, type BuildHooks, type BuildOptions, type BuildReport } from '../src/site/build.js';
-import { memorySource, type MemoryBlock } from '../src/source/memory.js';
+import { NETWORKS } from '../../src/chain/networks.js';
+import { MANIFEST_PATH } from '../../src/contract/layout.js';
+import { buildSnapshot, type BuildHooks, type BuildOptions, type BuildReport } from '../../src/site/build.js';
+import { memorySource, type MemoryBlock } from '../../src/source/memory.js';
 
 export const NET = NETWORKS['namecoin-regtest'];
 // nginx.conf names the tree's absolute path; leave it out so trees in different dirs compare equal.

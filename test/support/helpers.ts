@@ -5,9 +5,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
-import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { parseManifestLine } from '../src/contract/manifest.js';
-import { SHARED, sharedData } from './support/shared-data.js';
+import { MANIFEST_PATH } from '../../src/contract/layout.js';
+import { parseManifestLine } from '../../src/contract/manifest.js';
+import { SHARED, sharedData } from './shared-data.js';
 
 export { SHARED };
 /**
@@ -85,13 +85,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The repository root (this file is test/helpers.ts). */
-export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository root (this file is test/support/helpers.ts). */
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
  * Node's arguments to run one of the repository's TypeScript files (`src/cli.ts`,
  * `test/fixtures/….ts`; absolute or relative to the repo) in a child process: its copy compiled
- * once per test run by the globalSetup (test/compile-children.ts), or through tsx where that
+ * once per test run by the globalSetup (test/support/compile-children.ts), or through tsx where that
  * setup did not run.
  */
 export function nodeArgs(tsFile: string): string[] {

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseBlock } from '../src/chain/block.js';
-import { sha256d, toDisplayHex } from '../src/chain/hash.js';
+import { parseBlock } from '../../src/chain/block.js';
+import { sha256d, toDisplayHex } from '../../src/chain/hash.js';
 import { chainPath, namecoinRegtestRecords } from './helpers.js';
 
 export const blockId = (raw: Buffer): string => toDisplayHex(sha256d(raw.subarray(0, 80)));

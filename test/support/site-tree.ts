@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
-import { ALL_NAME_VARIANTS, SITE_INFO_PATH, STATS_PATH, addressPath, blockPath, namePath, txPath, variantKey, type SiteInfo } from '../src/contract/layout.js';
-import { writeHostFiles, type HostFileOptions } from '../src/hosts/index.js';
+import { ALL_NAME_VARIANTS, SITE_INFO_PATH, STATS_PATH, addressPath, blockPath, namePath, txPath, variantKey, type SiteInfo } from '../../src/contract/layout.js';
+import { writeHostFiles, type HostFileOptions } from '../../src/hosts/index.js';
 
 const h = (s: string) => createHash('sha256').update(s).digest('hex');
 

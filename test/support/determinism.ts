@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { BuildReport } from '../src/site/build.js';
-import { MANIFEST_PATH } from '../src/contract/layout.js';
+import type { BuildReport } from '../../src/site/build.js';
+import { MANIFEST_PATH } from '../../src/contract/layout.js';
 
 /**
  * Determinism: `fullRebuild` (a `full: true` build into the tree at `dir`) must say it was a full

@@ -13,16 +13,16 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import type { TestProject } from 'vitest/node';
-import { bundleUi } from '../src/pipeline/ui-bundle.js';
+import { bundleUi } from '../../src/pipeline/ui-bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The compiled copy of the repository (see test/compile-children.ts). */
+    /** The compiled copy of the repository (see test/support/compile-children.ts). */
     compiledDir: string;
   }
 }
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT = join(ROOT, 'test-output');
 
 function tsFiles(dir: string): string[] {
@@ -35,7 +35,7 @@ function tsFiles(dir: string): string[] {
 
 /** Transpiles into `test-output/compiled-<hash of the output>/`, reused while the sources do not change. */
 export function compileChildren(): string {
-  const entries = [...tsFiles(join(ROOT, 'src')), ...tsFiles(join(ROOT, 'test', 'fixtures')), join(ROOT, 'test', 'chains.ts')];
+  const entries = [...tsFiles(join(ROOT, 'src')), ...tsFiles(join(ROOT, 'test', 'fixtures')), join(ROOT, 'test', 'support', 'chains.ts')];
   const r = buildSync({ entryPoints: entries, outbase: ROOT, outdir: '/', format: 'esm', platform: 'node', target: 'node20', write: false, logLevel: 'warning' });
   const ui = bundleUi();
   const files = new Map<string, string | Uint8Array>(r.outputFiles.map((f) => [relative('/', f.path), f.contents]));
