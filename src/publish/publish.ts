@@ -1,5 +1,5 @@
 /**
- * Where a build may write, and how it publishes (see README "Safety rules").
+ * Where a build may write, and how it publishes (see docs/operations.md, "Safety rules").
  *
  * - `out` is a symlink to a release directory `<out>.releases/<pid>-<random>`; a build stages
  *   into a new release made with mkdtemp (exclusive, random: a planted path is never followed),

@@ -17,7 +17,7 @@ import { Teardown } from './build/teardown.js';
 export type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 export type { BuildReport } from '../pipeline/report.js';
 
-/** Where the build may write, settled before any work (README "Safety rules"); the CLI's refusals come from here. */
+/** Where the build may write, settled before any work (docs/operations.md, "Safety rules"); the CLI's refusals come from here. */
 function resolveTargets(opts: BuildOptions): Targets {
   return checkTargets(opts.outDir, opts.stateDir, opts.force);
 }

@@ -32,7 +32,7 @@ export interface BuildOptions {
    */
   skipInvalid?: boolean;
   progress?: Progress;
-  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see README "Safety rules"). */
+  /** Replace a foreign `--out` directory, use a foreign `--state` directory (see docs/operations.md, "Safety rules"). */
   force?: boolean;
 }
 
