@@ -4,8 +4,6 @@
  * which stay cached; a lookup then costs at most one range read of its directory slot (none when
  * the slot is among the recently used ones) and one of its blob. Every range read is counted.
  */
-import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import { crc32 as zcrc32, gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import {
@@ -34,171 +32,12 @@ import {
   type PackRecord,
   type PartInfo,
 } from '../contract/pack-format.js';
+import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './answer.js';
+import { DirSource, HttpSource, type RangeSource } from './source.js';
 
-/** Where a pack's files are read from. */
-export interface RangeSource {
-  /** The file `name` as a path or URL, for messages. */
-  describe(name: string): string;
-  /** Up to `length` bytes of `name` from `offset` (fewer only at the end of the file). */
-  read(name: string, offset: number, length: number): Promise<Uint8Array>;
-  /** The whole (small) file `name`. */
-  readAll(name: string): Promise<Uint8Array>;
-  close(): Promise<void>;
-}
-
-/** A pack's files in a local directory; file handles are kept open until close(). */
-export class DirSource implements RangeSource {
-  private readonly handles = new Map<string, Promise<FileHandle>>();
-  constructor(readonly dir: string) {}
-
-  describe(name: string): string {
-    return join(this.dir, name);
-  }
-
-  private handle(name: string): Promise<FileHandle> {
-    let h = this.handles.get(name);
-    if (!h) {
-      h = open(join(this.dir, name), 'r');
-      this.handles.set(name, h);
-      h.catch(() => this.handles.delete(name));
-    }
-    return h;
-  }
-
-  async read(name: string, offset: number, length: number): Promise<Uint8Array> {
-    const fh = await this.handle(name);
-    const buf = new Uint8Array(length);
-    let got = 0;
-    while (got < length) {
-      const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
-    return got === length ? buf : buf.subarray(0, got);
-  }
-
-  async readAll(name: string): Promise<Uint8Array> {
-    const fh = await open(join(this.dir, name), 'r');
-    try {
-      return new Uint8Array(await fh.readFile());
-    } finally {
-      await fh.close();
-    }
-  }
-
-  async close(): Promise<void> {
-    const hs = [...this.handles.values()];
-    this.handles.clear();
-    for (const h of hs) await h.then((fh) => fh.close()).catch(() => {});
-  }
-}
-
-/** A pack's files below a base URL, read with `Range: bytes=a-b` (the server must answer 206). */
-export class HttpSource implements RangeSource {
-  private readonly base: string;
-  constructor(base: string | URL) {
-    const s = String(base);
-    this.base = s.endsWith('/') ? s : s + '/';
-  }
-
-  describe(name: string): string {
-    return this.base + name;
-  }
-
-  async read(name: string, offset: number, length: number): Promise<Uint8Array> {
-    const url = this.base + name;
-    const res = await fetch(url, { headers: { Range: `bytes=${offset}-${offset + length - 1}`, 'Accept-Encoding': 'identity' } });
-    if (res.status === 416) {
-      await res.body?.cancel();
-      return new Uint8Array(0);
-    }
-    if (res.status !== 206) {
-      await res.body?.cancel();
-      throw new Error(`GET ${url} (Range bytes=${offset}-${offset + length - 1}): HTTP ${res.status}, expected 206 Partial Content`);
-    }
-    const m = /^bytes (\d+)-(\d+)\//.exec(res.headers.get('content-range') ?? '');
-    if (!m || Number(m[1]) !== offset) {
-      await res.body?.cancel();
-      throw new Error(`GET ${url}: Content-Range ${JSON.stringify(res.headers.get('content-range'))} does not start at ${offset}`);
-    }
-    const body = new Uint8Array(await res.arrayBuffer());
-    if (body.length > length) throw new Error(`GET ${url}: ${body.length} bytes for a range of ${length}`);
-    return body;
-  }
-
-  async readAll(name: string): Promise<Uint8Array> {
-    const url = this.base + name;
-    const res = await fetch(url, { headers: { 'Cache-Control': 'no-cache' } });
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new Error(`GET ${url}: HTTP ${res.status}`);
-    }
-    return new Uint8Array(await res.arrayBuffer());
-  }
-
-  async close(): Promise<void> {}
-}
-
-/** A blob whose bytes fail their checksum: names the part file and the absolute offset. */
-export class PackCorruptError extends Error {
-  constructor(
-    readonly file: string,
-    readonly offset: number,
-    readonly length: number,
-    what: string,
-  ) {
-    super(`${file}: bytes ${offset}–${offset + length - 1} fail their CRC-32 (${what})`);
-    this.name = 'PackCorruptError';
-  }
-}
-
-export interface GetOptions {
-  /** The request's Accept-Encoding (header text or list of codings); gzip blobs are sent as stored when it allows gzip. */
-  acceptEncoding?: string | readonly string[];
-}
-
-/** A found entry: `bytes` or `stream` (recipes), encoded as `contentEncoding`, `size` bytes in that encoding. */
-export interface PackAnswer {
-  contentEncoding: 'identity' | 'gzip';
-  size: number;
-  bytes?: Uint8Array;
-  stream?: AsyncIterable<Uint8Array>;
-  kind: Kind;
-}
-
-/** True when an Accept-Encoding value allows gzip (`gzip`, `x-gzip` or `*` with q > 0). */
-export function acceptsGzip(accept: string | readonly string[] | undefined): boolean {
-  if (accept === undefined) return false;
-  const text = typeof accept === 'string' ? accept : accept.join(',');
-  let star = false;
-  let gzip: boolean | undefined;
-  for (const item of text.split(',')) {
-    const [coding, ...params] = item.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const ok = q === undefined || Number(q.slice(2)) > 0;
-    if (coding === 'gzip' || coding === 'x-gzip') gzip = ok;
-    else if (coding === '*') star = ok;
-  }
-  return gzip ?? star;
-}
-
-/** The answer's bytes (a stream collected). */
-export async function answerBytes(a: PackAnswer): Promise<Uint8Array> {
-  if (a.bytes) return a.bytes;
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  for await (const c of a.stream!) {
-    chunks.push(c);
-    n += c.length;
-  }
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
+// Re-exported so importers of the reader keep one module path.
+export { DirSource, HttpSource, type RangeSource } from './source.js';
+export { PackCorruptError, acceptsGzip, answerBytes, type GetOptions, type PackAnswer } from './answer.js';
 
 export interface OpenOptions {
   /** Directory slots kept after use (default 64). */

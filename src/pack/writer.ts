@@ -7,15 +7,14 @@
  * `runEntries` × (40 bytes + the path)), the dedup window (`dedupWindow` content hashes) and one
  * 1 MiB write buffer; `finish()` adds one u32 per directory slot.
  */
-import { createHash, type Hash } from 'node:crypto';
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 as zcrc32, gzipSync } from 'node:zlib';
 import {
   DEFAULT_MAX_PART_BYTES,
   Encoding,
   HEADER_SIZE,
-  KEY_BYTES,
   Kind,
   PACK_POINTER,
   PACK_VERSION,
@@ -23,7 +22,6 @@ import {
   RECORD_SIZE,
   SLOT_HEADER,
   chooseBucketBits,
-  compareKeys,
   encodeHeader,
   encodePartHeader,
   encodePartTable,
@@ -31,7 +29,6 @@ import {
   encodeRecipe,
   encodeRecord,
   encodeSlot,
-  keyHex,
   packKey,
   slotOf,
   type BlobRef,
@@ -39,7 +36,9 @@ import {
   type PackRecord,
   type RecipeSegment,
 } from '../contract/pack-format.js';
-import { onPath, writeAll } from '../runtime/io-error.js';
+import { onPath } from '../runtime/io-error.js';
+import { OutFile } from './out-file.js';
+import { SortedRuns } from './runs.js';
 
 export interface PackWriterOptions {
   /** Parts are cut before they pass this many bytes (default 1 GiB). */
@@ -77,131 +76,6 @@ export interface PackSummary {
   slotCapacity: number;
 }
 
-const WRITE_CHUNK = 1 << 20;
-
-/** A file written through a 1 MiB buffer, hashed as it goes. */
-class OutFile {
-  readonly fd: number;
-  readonly hash: Hash = createHash('sha256');
-  private buf = Buffer.allocUnsafe(WRITE_CHUNK);
-  private at = 0;
-  size = 0;
-
-  constructor(readonly path: string) {
-    this.fd = onPath(path, 'creating', () => openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666));
-  }
-
-  write(b: Uint8Array): void {
-    if (this.at + b.length > this.buf.length) this.flush();
-    if (b.length > this.buf.length) this.raw(b);
-    else {
-      this.buf.set(b, this.at);
-      this.at += b.length;
-    }
-    this.size += b.length;
-  }
-
-  private raw(b: Uint8Array): void {
-    onPath(this.path, 'writing', () => writeAll(this.fd, b));
-    this.hash.update(b);
-  }
-
-  flush(): void {
-    if (this.at > 0) this.raw(this.buf.subarray(0, this.at));
-    this.at = 0;
-  }
-
-  /** Flushes, syncs and closes; returns the sha256 of everything written. */
-  close(): Buffer {
-    this.flush();
-    onPath(this.path, 'syncing', () => fsyncSync(this.fd));
-    closeSync(this.fd);
-    return this.hash.digest();
-  }
-}
-
-/** One record plus its path, as held in a run. */
-interface RunEntry {
-  rec: Uint8Array;
-  path: string;
-}
-
-/** Reads a spilled run: (u16 path length ‖ path ‖ 40-byte record)*. */
-class RunReader {
-  private readonly fd: number;
-  private buf = Buffer.allocUnsafe(1 << 16);
-  private have = 0;
-  private at = 0;
-  current: RunEntry | undefined;
-
-  constructor(readonly path: string) {
-    this.fd = onPath(path, 'reading', () => openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW));
-    this.next();
-  }
-
-  private ensure(n: number): boolean {
-    if (this.have - this.at >= n) return true;
-    this.buf.copy(this.buf, 0, this.at, this.have);
-    this.have -= this.at;
-    this.at = 0;
-    while (this.have < n) {
-      const got = onPath(this.path, 'reading', () => readSync(this.fd, this.buf, this.have, this.buf.length - this.have, null));
-      if (got === 0) return false;
-      this.have += got;
-    }
-    return true;
-  }
-
-  next(): void {
-    if (!this.ensure(2)) {
-      this.current = undefined;
-      closeSync(this.fd);
-      return;
-    }
-    const len = this.buf.readUInt16LE(this.at);
-    if (!this.ensure(2 + len + RECORD_SIZE)) throw new Error(`pack writer: run file ${this.path} is cut short`);
-    const path = this.buf.toString('utf8', this.at + 2, this.at + 2 + len);
-    const rec = Uint8Array.prototype.slice.call(this.buf, this.at + 2 + len, this.at + 2 + len + RECORD_SIZE);
-    this.at += 2 + len + RECORD_SIZE;
-    this.current = { rec, path };
-  }
-}
-
-const byKey = (a: RunEntry, b: RunEntry) => compareKeys(a.rec, b.rec);
-
-/** Runs merged at once (and open at once per level). */
-const FANIN = 64;
-
-/** The entries of sorted run files in key order (a binary heap of the runs' heads). */
-function* mergeRuns(files: readonly string[]): Generator<RunEntry> {
-  const heap = files.map((f) => new RunReader(f)).filter((r) => r.current);
-  const less = (i: number, j: number) => compareKeys(heap[i]!.current!.rec, heap[j]!.current!.rec) < 0;
-  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j]!, heap[i]!]);
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && less(l, m)) m = l;
-      if (r < heap.length && less(r, m)) m = r;
-      if (m === i) return;
-      swap(i, m);
-      i = m;
-    }
-  };
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
-  while (heap.length > 0) {
-    const top = heap[0]!;
-    yield top.current!;
-    top.next();
-    if (!top.current) {
-      heap[0] = heap.at(-1)!;
-      heap.pop();
-    }
-    if (heap.length > 0) down(0);
-  }
-}
-
 export class PackWriter {
   private readonly maxPartBytes: number;
   private readonly gzipLevel: number;
@@ -214,9 +88,7 @@ export class PackWriter {
   private readonly generation: number;
   private part: OutFile | undefined;
   private partNumber: number;
-  private run: RunEntry[] = [];
-  private runFiles: { path: string; level: number }[] = [];
-  private runSeq = 0;
+  private readonly runs: SortedRuns;
   private readonly dedup = new Map<string, { blob: BlobRef; plain: number }>();
   private readonly tmp: string;
   private entries = 0;
@@ -240,6 +112,7 @@ export class PackWriter {
     onPath(dir, 'creating', () => mkdirSync(dir, { recursive: true }));
     this.tmp = join(dir, `.tmp-${process.pid}-${Date.now().toString(36)}`);
     onPath(this.tmp, 'creating', () => mkdirSync(this.tmp));
+    this.runs = new SortedRuns(this.tmp, this.runEntries);
   }
 
   /** Stores `bytes` as the answer for `path` (identical contents share one blob). Returns the blob's place. */
@@ -347,66 +220,8 @@ export class PackWriter {
     if (pathBytes === 0 || pathBytes > 0xffff) throw new Error(`pack writer: path of ${pathBytes} bytes: ${path.slice(0, 80)}`);
     const rec = new Uint8Array(RECORD_SIZE);
     encodeRecord({ key: packKey(path), kind, size, ...blob }, rec);
-    this.run.push({ rec, path });
     this.entries++;
-    if (this.run.length >= this.runEntries) this.spill();
-  }
-
-  private spill(): void {
-    this.run.sort(byKey);
-    this.runFiles.push({ path: this.writeRun(this.run), level: 0 });
-    this.run = [];
-    // Tiered merging: FANIN runs of one level become one run of the next, so no more than
-    // FANIN runs per level are ever open at once and each record is rewritten once a level.
-    for (;;) {
-      const level = this.runFiles.at(-1)!.level;
-      const same = this.runFiles.filter((r) => r.level === level);
-      if (same.length < FANIN) break;
-      const merged = this.writeRun(mergeRuns(same.map((r) => r.path)));
-      for (const r of same) rmSync(r.path, { force: true });
-      this.runFiles = [...this.runFiles.filter((r) => r.level !== level), { path: merged, level: level + 1 }];
-    }
-  }
-
-  private writeRun(entries: Iterable<RunEntry>): string {
-    const f = new OutFile(join(this.tmp, `run-${this.runSeq++}`));
-    const len = Buffer.alloc(2);
-    for (const e of entries) {
-      const p = Buffer.from(e.path);
-      len.writeUInt16LE(p.length);
-      f.write(len);
-      f.write(p);
-      f.write(e.rec);
-    }
-    f.flush();
-    closeSync(f.fd);
-    return f.path;
-  }
-
-  /** All records in key order (one pass over the runs); equal keys fail, naming both paths. */
-  private *merged(): Generator<RunEntry> {
-    let prev: RunEntry | undefined;
-    const check = (e: RunEntry) => {
-      if (prev && compareKeys(prev.rec, e.rec) === 0) {
-        throw new Error(
-          prev.path === e.path
-            ? `pack writer: ${e.path} was added twice`
-            : `pack writer: key collision: ${prev.path} and ${e.path} have the same ${KEY_BYTES * 8}-bit key ${keyHex(e.rec.subarray(0, KEY_BYTES))}`,
-        );
-      }
-      prev = e;
-    };
-    if (this.runFiles.length === 0) {
-      for (const e of this.run) {
-        check(e);
-        yield e;
-      }
-      return;
-    }
-    for (const e of mergeRuns(this.runFiles.map((r) => r.path))) {
-      check(e);
-      yield e;
-    }
+    this.runs.add({ rec, path });
   }
 
   /** Closes the last part, writes the index and points `pack.json` at it. */
@@ -415,12 +230,11 @@ export class PackWriter {
     this.finished = true;
     try {
       if (this.part) this.closePart();
-      if (this.runFiles.length > 0 && this.run.length > 0) this.spill();
-      else this.run.sort(byKey);
+      this.runs.seal();
 
       const bucketBits = chooseBucketBits(this.entries);
       const counts = new Uint32Array(2 ** bucketBits);
-      for (const e of this.merged()) counts[slotOf(e.rec, bucketBits)]!++;
+      for (const e of this.runs.merged()) counts[slotOf(e.rec, bucketBits)]!++;
       let capacity = 0;
       for (const c of counts) capacity = Math.max(capacity, c);
       capacity = Math.max(capacity, 1);
@@ -452,7 +266,7 @@ export class PackWriter {
         slot++;
         n = 0;
       };
-      for (const e of this.merged()) {
+      for (const e of this.runs.merged()) {
         const s = slotOf(e.rec, bucketBits);
         while (slot < s) emit();
         recs.set(e.rec, n * RECORD_SIZE);

@@ -1,5 +1,6 @@
 /** Checks of `address/<address>.json` (full and capped documents). */
-import { type Obj, HEX64, CAPPED, isObj, arr, parseValue, exactInt, outpoint, sameAsText, type Verifier } from './verifier.js';
+import { type Obj, HEX64, CAPPED, isObj, arr, parseValue, exactInt, outpoint, sameAsText } from './values.js';
+import { type Verifier } from './verifier.js';
 
 export function checkAddress(ver: Verifier, rel: string, address: string, doc: unknown, text: string): void {
   ver.counts.addresses++;

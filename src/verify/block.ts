@@ -6,7 +6,8 @@ import { validateBlock } from '../chain/validate.js';
 import { BLOCK_DOC_KEYS } from '../contract/documents.js';
 import { blockPath, txPath } from '../contract/layout.js';
 import { checkTxFields } from './tx.js';
-import { type Obj, HEX64, isObj, arr, same, shown, type Verifier } from './verifier.js';
+import { type Obj, HEX64, isObj, arr, same, shown } from './values.js';
+import { type Verifier } from './verifier.js';
 
 /** The keys of a block document, in order; aux_pow and next_block when there is one. */
 const BLOCK_KEYS = Object.keys(BLOCK_DOC_KEYS);

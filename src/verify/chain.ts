@@ -3,7 +3,8 @@ import { getNetwork } from '../chain/networks.js';
 import { SITE_INFO_PATH, STATS_PATH, blockPath } from '../contract/layout.js';
 import type { SiteInfoDoc } from '../contract/documents.js';
 import { shapeProblem } from './shape.js';
-import { HEX64, ZERO_HASH, isObj, MainChain, type Verifier } from './verifier.js';
+import { HEX64, ZERO_HASH, isObj } from './values.js';
+import { MainChain, type Verifier } from './verifier.js';
 
 export function siteAndChain(ver: Verifier): void {
   const site = ver.readJson(SITE_INFO_PATH, 'is missing');

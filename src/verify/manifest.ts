@@ -7,10 +7,11 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { compareManifestPaths, parseManifestLine, safePath } from '../contract/manifest.js';
 import { checkAddress } from './address.js';
 import { checkBlock } from './block.js';
+import { OTHER_PROBLEM, SYMLINK_PROBLEM, splitFirst, countLines, walk } from './files.js';
 import { checkName, checkNameVariant } from './name.js';
 import { schemaOf, shapeProblem } from './shape.js';
 import { checkTx } from './tx.js';
-import { OTHER_PROBLEM, SYMLINK_PROBLEM, type Verifier, splitFirst, countLines, walk } from './verifier.js';
+import { type Verifier } from './verifier.js';
 
 export async function manifest(ver: Verifier): Promise<{ canonical: boolean }> {
   // Streamed, not read whole: a symlink or FIFO in its place is refused first.

@@ -6,7 +6,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { STATS_PATH } from '../contract/layout.js';
 import { SCHEMAS_DIR, contractFiles } from '../publish/openapi.js';
-import { splitFirst } from './verifier.js';
+import { splitFirst } from './files.js';
 
 const SCHEMA_REFS = [
   'tx.schema.json',

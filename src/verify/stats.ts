@@ -1,6 +1,7 @@
 /** Phase 4: totals against `stats.json` and `_site.json`. */
 import { ERROR_KINDS, SITE_INFO_PATH, STATS_PATH, addressPath, errorDocPath } from '../contract/layout.js';
-import { isObj, type Verifier } from './verifier.js';
+import { isObj } from './values.js';
+import { type Verifier } from './verifier.js';
 
 export function totals(ver: Verifier): void {
   if (!ver.site || !ver.chain?.complete) return;

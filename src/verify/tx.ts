@@ -5,7 +5,8 @@ import { scriptAddress } from '../chain/address.js';
 import { scriptToAsm } from '../chain/script.js';
 import { isCoinbaseInput, normalizedId, parseTx, type Tx } from '../chain/tx.js';
 import { txPath } from '../contract/layout.js';
-import { type Obj, HEX64, ZERO_HASH, COINBASE_N, isObj, arr, outpoint, same, shown, type Verifier } from './verifier.js';
+import { type Obj, HEX64, ZERO_HASH, COINBASE_N, isObj, arr, outpoint, same, shown } from './values.js';
+import { type Verifier } from './verifier.js';
 
 export function checkTx(ver: Verifier, rel: string, txid: string, doc: unknown): void {
   ver.counts.txs++;

@@ -1,8 +1,9 @@
-/** The verifier's state, file access and shared helpers; the checks live in one file per kind. */
-import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, opendirSync, readSync, type Dir, type Stats } from 'node:fs';
+/** The verifier's state and problem reporting; the checks live in one file per kind. */
 import { join } from 'node:path';
 import { type Network } from '../chain/networks.js';
 import { txPath } from '../contract/layout.js';
+import { OTHER_PROBLEM, SYMLINK_PROBLEM, lstatOrUndefined, readRegular } from './files.js';
+import { HEX64, arr, isObj, outpoint } from './values.js';
 
 export interface VerifyProblem {
   /** Path below the snapshot dir ('/'-separated) the problem is about. */
@@ -47,114 +48,6 @@ export interface VerifyReport {
   problems: VerifyProblem[];
   seconds: number;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-
-export type Obj = Record<string, unknown>;
-export const HEX64 = /^[0-9a-f]{64}$/;
-export const ZERO_HASH = '0'.repeat(64);
-export const COINBASE_N = 0xffffffff;
-export const CAPPED = /^Too many outputs for this address \((\d+)\)$/;
-
-export function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function arr(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
-}
-
-export function isErrno(e: unknown, code: string): boolean {
-  return typeof e === 'object' && e !== null && (e as NodeJS.ErrnoException).code === code;
-}
-
-/** "50.00000000" → 5000000000n; undefined when malformed. */
-export function parseValue(v: unknown): bigint | undefined {
-  if (typeof v !== 'string') return undefined;
-  const m = /^(-?)(\d+)\.(\d{8})$/.exec(v);
-  if (!m) return undefined;
-  const abs = BigInt(m[2]!) * 100_000_000n + BigInt(m[3]!);
-  return m[1] ? -abs : abs;
-}
-
-/** An integer field exactly: from the parsed number when safe, else from the document's text. */
-export function exactInt(parsed: unknown, text: string, key: string): bigint | undefined {
-  if (typeof parsed !== 'number' || !Number.isInteger(parsed)) return undefined;
-  if (Number.isSafeInteger(parsed)) return BigInt(parsed);
-  const m = new RegExp(`"${key}"\\s*:\\s*(-?\\d+)`).exec(text);
-  return m ? BigInt(m[1]!) : undefined;
-}
-
-export function outpoint(v: unknown): { hash: string; n: number } | undefined {
-  if (!isObj(v) || typeof v.hash !== 'string' || typeof v.n !== 'number') return undefined;
-  return { hash: v.hash, n: v.n };
-}
-
-export function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** A JSON value in a message ('absent' for none). */
-export function shown(v: unknown): string {
-  return v === undefined ? 'absent' : JSON.stringify(v);
-}
-
-/** `a` equals the JSON document `text` (which may be indented). */
-export function sameAsText(a: unknown, text: string): boolean {
-  try {
-    return same(a, JSON.parse(text));
-  } catch {
-    return false;
-  }
-}
-
-/** What {@link readRegular} found instead of a regular file. */
-export type NotRegular = 'missing' | 'symlink' | 'other' | Error;
-
-/**
- * A regular file's bytes. A symlink is not followed (O_NOFOLLOW: the tree holds regular files
- * and directories only, as `serve` does) and a FIFO or device is not read (O_NONBLOCK, then
- * fstat), so a tree cannot make verify read outside it or block.
- */
-export function readRegular(path: string): Buffer | NotRegular {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    if (isErrno(e, 'ENOENT') || isErrno(e, 'ENOTDIR')) return 'missing'; // ENOTDIR: a parent is a file
-    // O_NOFOLLOW's error on a symlink is ELOOP (Linux) or EMLINK (BSDs): ask lstat.
-    return lstatOrUndefined(path)?.isSymbolicLink() ? 'symlink' : (e as Error);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return st.isDirectory() ? new Error('EISDIR: is a directory') : 'other';
-    const buf = Buffer.allocUnsafe(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const got = readSync(fd, buf, n, buf.length - n, n);
-      if (got === 0) break;
-      n += got;
-    }
-    return n === buf.length ? buf : buf.subarray(0, n);
-  } catch (e) {
-    return e as Error;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** lstat, or undefined where there is nothing to stat (also ENOTDIR: a parent is a file). */
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-export const SYMLINK_PROBLEM = 'is a symbolic link (a snapshot tree holds regular files and directories only)';
-export const OTHER_PROBLEM = 'is not a regular file or directory (a snapshot tree holds regular files and directories only)';
 
 /**
  * Block hashes of the main chain, 32 bytes each by height, with a sorted index for lookups.
@@ -378,47 +271,5 @@ export class Verifier {
     } catch {
       return txLinks(undefined); // reported where the file itself is checked
     }
-  }
-
-
-}
-
-export function splitFirst(rel: string): [string, string] {
-  const i = rel.indexOf('/');
-  return i === -1 ? [rel, ''] : [rel.slice(0, i), rel.slice(i + 1)];
-}
-
-export async function countLines(path: string): Promise<number | undefined> {
-  try {
-    let n = 0;
-    for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
-    }
-    return n;
-  } catch (e) {
-    if (isErrno(e, 'ENOENT')) return undefined;
-    throw e;
-  }
-}
-
-/** What a tree entry is, from its directory entry (lstat's view: a symlink is a symlink). */
-export type EntryKind = 'file' | 'symlink' | 'other';
-
-/** Every non-directory entry below `root`, as a '/'-separated relative path; directories are streamed, not listed whole. */
-export function walk(root: string, rel: string, visit: (rel: string, kind: EntryKind) => void): void {
-  let dir: Dir;
-  try {
-    dir = opendirSync(rel === '' ? root : join(root, rel), { bufferSize: 256 });
-  } catch {
-    return;
-  }
-  try {
-    for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
-      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
-      if (entry.isDirectory()) walk(root, child, visit);
-      else visit(child, entry.isFile() ? 'file' : entry.isSymbolicLink() ? 'symlink' : 'other');
-    }
-  } finally {
-    dir.closeSync();
   }
 }
