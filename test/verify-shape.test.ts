@@ -2,16 +2,16 @@
 // (docs/schemas): an extra field, a missing field or a wrong type is named by file and JSON
 // pointer, even where the document's values stay consistent with the chain (manifest line
 // updated, so only the shape check can tell).
-import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MANIFEST_PATH, SITE_INFO_PATH, STATS_PATH, blockPath, txPath } from '../src/contract/layout.js';
+import { SITE_INFO_PATH, STATS_PATH, blockPath, txPath } from '../src/contract/layout.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { verifySnapshot, type VerifyReport } from '../src/verify/index.js';
+import { linkCopy, rewriteListed } from './support/tree-copy.js';
 
 describe('snapshot verify: document shapes', () => {
   let dir: string;
@@ -25,32 +25,8 @@ describe('snapshot verify: document shapes', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  /** A tree of hard links to the good one (files are replaced, never written through). */
-  function copy(): string {
-    const d = join(dir, `bad-${++copies}`);
-    const link = (rel: string) => {
-      mkdirSync(join(d, rel), { recursive: true });
-      for (const e of readdirSync(join(good, rel), { withFileTypes: true })) {
-        if (e.isDirectory()) link(join(rel, e.name));
-        else linkSync(join(good, rel, e.name), join(d, rel, e.name));
-      }
-    };
-    link('');
-    return d;
-  }
-
-  /** Replaces a file and its manifest line. */
-  function rewrite(d: string, rel: string, content: string): void {
-    const buf = Buffer.from(content);
-    rmSync(join(d, rel));
-    writeFileSync(join(d, rel), buf);
-    const sha = createHash('sha256').update(buf).digest('hex');
-    const manifest = readFileSync(join(d, MANIFEST_PATH), 'utf8');
-    const lines = manifest.split('\n').map((l) => (l.endsWith(` ${rel}`) ? `${sha} ${buf.length} ${rel}` : l));
-    expect(lines.join('\n')).not.toBe(manifest);
-    rmSync(join(d, MANIFEST_PATH));
-    writeFileSync(join(d, MANIFEST_PATH), lines.join('\n'));
-  }
+  const copy = (): string => linkCopy(good, join(dir, `bad-${++copies}`));
+  const rewrite = rewriteListed;
 
   const read = (rel: string) => JSON.parse(readFileSync(join(good, rel), 'utf8')) as Record<string, unknown>;
   const tip = () => (read(SITE_INFO_PATH) as { tip: string }).tip;

@@ -3,21 +3,21 @@
 // directory fails, naming the path; every block document is checked field by field against the
 // block's own .bin, so a consistent edit (document and manifest line both updated) fails too.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseBlock } from '../src/chain/block.js';
 import { NETWORKS } from '../src/chain/networks.js';
-import { MANIFEST_PATH, SITE_INFO_PATH, blockPath, txPath } from '../src/contract/layout.js';
+import { SITE_INFO_PATH, blockPath, txPath } from '../src/contract/layout.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { verifySnapshot, type VerifyReport } from '../src/verify/index.js';
 import { chainPath, framedBlocks, manifestMismatches, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
+import { linkCopy, rewriteListed } from './support/tree-copy.js';
 
 // Bitcoin mainnet blocks 170 (the first with a payment tx: 2 txs) and 599 (the tip), from
 // shared/reference/chaindata.md.
@@ -30,33 +30,9 @@ function expectProblem(r: VerifyReport, file: string, pattern: RegExp): void {
   expect(hit, `no problem on ${file} matching ${pattern}; got ${JSON.stringify(r.problems.slice(0, 20), null, 1)}`).toBeDefined();
 }
 
-/** A tree of hard links to `good` (files must be replaced, never written through). */
-function linkCopy(good: string, d: string): string {
-  const link = (rel: string) => {
-    mkdirSync(join(d, rel), { recursive: true });
-    for (const e of readdirSync(join(good, rel), { withFileTypes: true })) {
-      if (e.isDirectory()) link(join(rel, e.name));
-      else linkSync(join(good, rel, e.name), join(d, rel, e.name));
-    }
-  };
-  link('');
-  return d;
-}
-
-function put(d: string, rel: string, data: string | Buffer): void {
-  rmSync(join(d, rel), { force: true });
-  writeFileSync(join(d, rel), data);
-}
-
-/** Replaces a file and its manifest line (`<sha256 hex> <byte size> <path>`, in place), so only consistency checks can tell. */
+/** Replaces a file and its manifest line, then checks the manifest still matches the tree. */
 function rewrite(d: string, rel: string, content: string | Buffer): void {
-  const buf = Buffer.from(content);
-  put(d, rel, buf);
-  const sha = createHash('sha256').update(buf).digest('hex');
-  const manifest = readFileSync(join(d, MANIFEST_PATH), 'utf8');
-  const lines = manifest.split('\n').map((l) => (l.endsWith(` ${rel}`) ? `${sha} ${buf.length} ${rel}` : l));
-  expect(lines.join('\n')).not.toBe(manifest);
-  put(d, MANIFEST_PATH, lines.join('\n'));
+  rewriteListed(d, rel, content);
   expect(manifestMismatches(d)).toEqual([]);
 }
 

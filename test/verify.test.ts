@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -11,6 +10,7 @@ import { demoSource } from '../src/source/demo.js';
 import { MANIFEST_PATH, SITE_INFO_PATH, addressPath, txPath } from '../src/contract/layout.js';
 import { formatVerifyReport, verifySnapshot, type VerifyReport } from '../src/verify/index.js';
 import { nodeArgs } from './support/helpers.js';
+import { linkCopy, put, rewriteListed } from './support/tree-copy.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -33,37 +33,9 @@ describe('snapshot verify', () => {
   afterAll(() => rm(dir, { recursive: true, force: true })); // fs/promises: parallel unlinks (~25k hard links)
 
   /** A fresh copy of the good tree to corrupt: hard links, so files must be changed through {@link put}. */
-  function copy(): string {
-    const d = join(dir, `bad-${++copies}`);
-    const link = (rel: string) => {
-      mkdirSync(join(d, rel), { recursive: true });
-      for (const e of readdirSync(join(good, rel), { withFileTypes: true })) {
-        if (e.isDirectory()) link(join(rel, e.name));
-        else linkSync(join(good, rel, e.name), join(d, rel, e.name));
-      }
-    };
-    link('');
-    return d;
-  }
-
-  /** Replaces a file of a copy without touching the good tree it is linked to. */
-  function put(d: string, rel: string, data: string | Buffer): void {
-    rmSync(join(d, rel), { force: true });
-    writeFileSync(join(d, rel), data);
-  }
-
+  const copy = (): string => linkCopy(good, join(dir, `bad-${++copies}`));
+  const rewrite = rewriteListed;
   const readJson = <T>(d: string, rel: string): T => JSON.parse(readFileSync(join(d, rel), 'utf8')) as T;
-
-  /** Rewrites a file and its manifest line, so only the consistency checks can tell. */
-  function rewrite(d: string, rel: string, content: string | Buffer): void {
-    const buf = Buffer.from(content);
-    put(d, rel, buf);
-    const sha = createHash('sha256').update(buf).digest('hex');
-    const manifest = readFileSync(join(d, MANIFEST_PATH), 'utf8');
-    const lines = manifest.split('\n').map((l) => (l.endsWith(` ${rel}`) ? `${sha} ${buf.length} ${rel}` : l));
-    expect(lines.join('\n')).not.toBe(manifest);
-    put(d, MANIFEST_PATH, lines.join('\n'));
-  }
 
   /** A main-chain tx with a spent output and a non-coinbase input. */
   function txWithLinks(d: string): TxDoc {
