@@ -143,7 +143,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     expect(r.signal).toBeNull();
     expect(r.status, r.stderr).toBe(1);
     const ours = r.stderr.split('\n').filter((l) => l.startsWith('snapshot: '));
-    expect(ours).toHaveLength(1);
+    expect(ours, r.stderr).toHaveLength(1);
     expect(ours[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks\\.spill): .*(ENOSPC|EIO)`));
     // Nothing else may print a stack (lmdb-js' own print would be within node_modules/lmdb).
     expect(r.stderr).not.toMatch(/Commit failed|unhandled|Warning/i);

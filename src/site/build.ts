@@ -1,9 +1,9 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { LMDB_DIR } from '../index/files.js';
 import { isStoreError } from '../index/store.js';
 import type { BuildReport } from '../pipeline/report.js';
 import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Targets } from '../publish/publish.js';
-import { ioError } from '../runtime/io-error.js';
+import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 import { publishPhase } from './build/publish.js';
@@ -43,6 +43,9 @@ export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}):
       await source.close();
     }
   } catch (e) {
+    // A failed write in the state dir (the spill, say) can race the index write thread's failing
+    // commit on the same full disk, whose liblmdb diagnostic then precedes ours on stderr.
+    if (e instanceof IoError && e.path.startsWith(targets.stateDir + sep)) e.nativeDiagnostic = true;
     if (!isStoreError(e)) throw e;
     const err = ioError(e, join(targets.stateDir, LMDB_DIR), 'index');
     err.nativeDiagnostic = true;
