@@ -6,10 +6,10 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { openRpc, type RpcOptions } from '../src/source/rpc.js';
-import { FakeNode, loadBlocks } from './support/fake-node.js';
+import { FakeNode, fakeNodesFor, loadBlocks } from './support/fake-node.js';
 import { nodeArgs, REPO } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
@@ -41,15 +41,7 @@ const cli = (...args: string[]): Promise<{ status: number | null; stdout: string
 
 describeShared('chaindata')('RPC answers out of range (fake node over real regtest blocks)', () => {
   const main = loadBlocks();
-  const nodes: FakeNode[] = [];
-  const startNode = async (): Promise<FakeNode> => {
-    const n = await new FakeNode({ main, side: [] }).start();
-    nodes.push(n);
-    return n;
-  };
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.stop()));
-  });
+  const startNode = fakeNodesFor(main);
 
   /** Opens the source on `node` (password in the URL); the error, the retry lines printed and the node's request count. */
   async function failingOpen(node: FakeNode): Promise<{ message: string; where: string; lines: string[] }> {

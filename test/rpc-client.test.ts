@@ -4,9 +4,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { RpcError, rpcClient, type RpcClientOptions } from '../src/source/rpc/client.js';
-import { blockId, FakeNode, loadBlocks } from './support/fake-node.js';
+import { blockId, fakeNodesFor, loadBlocks } from './support/fake-node.js';
 import { describeShared } from './support/shared-data.js';
 
 
@@ -18,15 +18,7 @@ afterAll(() => {
 
 describeShared('chaindata')('RPC client (fake node over real regtest blocks)', () => {
   const main = loadBlocks();
-  const nodes: FakeNode[] = [];
-  const startNode = async (): Promise<FakeNode> => {
-    const n = await new FakeNode({ main, side: [] }).start();
-    nodes.push(n);
-    return n;
-  };
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.stop()));
-  });
+  const startNode = fakeNodesFor(main);
 
   it('a call answers with the result; an error answer is an RpcError with code and method, not retried', async () => {
     const node = await startNode();

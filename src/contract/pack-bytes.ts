@@ -67,6 +67,19 @@ export function hexBytes(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
+/** `chunks` joined, with `extra` zero bytes after them. */
+export function concatBytes(chunks: readonly Uint8Array[], extra = 0): Uint8Array {
+  let len = extra;
+  for (const c of chunks) len += c.length;
+  const out = new Uint8Array(len);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
 export function view(b: Uint8Array): DataView {
   return new DataView(b.buffer, b.byteOffset, b.byteLength);
 }

@@ -2,7 +2,7 @@
  * The index file's parts (header, part table, directory records and slots), the part files'
  * header, and `pack.json`: what a reader decodes before it reaches a blob.
  */
-import { Cursor, crc32, compareKeys, getU64, setU64, utf8, utf8Decoder, view } from './pack-bytes.js';
+import { Cursor, concatBytes, crc32, compareKeys, getU64, setU64, utf8, utf8Decoder, view } from './pack-bytes.js';
 import {
   Encoding,
   HEADER_SIZE,
@@ -105,7 +105,6 @@ export interface PartInfo {
 
 export function encodePartTable(parts: readonly PartInfo[]): Uint8Array {
   const chunks: Uint8Array[] = [];
-  let len = 4;
   for (const p of parts) {
     const name = utf8.encode(p.name);
     if (name.length > 0xffff) throw new RangeError(`part name too long: ${p.name}`);
@@ -116,14 +115,9 @@ export function encodePartTable(parts: readonly PartInfo[]): Uint8Array {
     v.setUint16(40, name.length, true);
     b.set(name, 42);
     chunks.push(b);
-    len += b.length;
   }
-  const out = new Uint8Array(len);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
+  const out = concatBytes(chunks, 4);
+  const at = out.length - 4;
   view(out).setUint32(at, crc32(out.subarray(0, at)), true);
   return out;
 }

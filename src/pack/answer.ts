@@ -1,4 +1,5 @@
 /** What a pack reader hands back: answers, their encodings, and the error for a damaged blob. */
+import { concatBytes } from '../contract/pack-bytes.js';
 import type { Kind } from '../contract/pack-format.js';
 
 /** A blob whose bytes fail their checksum: names the part file and the absolute offset. */
@@ -48,16 +49,6 @@ export function acceptsGzip(accept: string | readonly string[] | undefined): boo
 export async function answerBytes(a: PackAnswer): Promise<Uint8Array> {
   if (a.bytes) return a.bytes;
   const chunks: Uint8Array[] = [];
-  let n = 0;
-  for await (const c of a.stream!) {
-    chunks.push(c);
-    n += c.length;
-  }
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  for await (const c of a.stream!) chunks.push(c);
+  return concatBytes(chunks);
 }

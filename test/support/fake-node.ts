@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { parseBlock } from '../../src/chain/block.js';
 import { sha256d, toDisplayHex } from '../../src/chain/hash.js';
 import { chainPath, namecoinRegtestRecords } from './helpers.js';
@@ -190,3 +191,16 @@ export class FakeNode {
   }
 }
 
+
+/** Starts fake nodes serving `main` (no side blocks) for the tests of a suite; each is stopped after its test. */
+export function fakeNodesFor(main: Buffer[]): () => Promise<FakeNode> {
+  const nodes: FakeNode[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.stop()));
+  });
+  return async () => {
+    const n = await new FakeNode({ main, side: [] }).start();
+    nodes.push(n);
+    return n;
+  };
+}
