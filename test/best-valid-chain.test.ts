@@ -14,7 +14,7 @@ import { NETWORKS } from '../src/chain/networks.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource, type MemoryBlock } from '../src/source/memory.js';
-import { InvalidBlockError } from '../src/source/validated.js';
+import { InvalidBlockError } from '../src/source/block-validation.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { nodeArgs, REPO } from './support/helpers.js';
 import { tempDir } from './support/memory-builds.js';

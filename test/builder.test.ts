@@ -7,7 +7,7 @@ import { scriptAddress } from '../src/chain/address.js';
 import { parseBlock, type Block } from '../src/chain/block.js';
 import { hash160, sha256d, toDisplayHex } from '../src/chain/hash.js';
 import { merkleRoot } from '../src/chain/merkle.js';
-import { parseNameScript } from '../src/chain/names.js';
+import { parseNameScript } from '../src/chain/name-script.js';
 import { blockSubsidy, NETWORKS, type Network } from '../src/chain/networks.js';
 import { classifyScript, redeemScriptType } from '../src/chain/script.js';
 import { isCoinbase, type Tx } from '../src/chain/tx.js';

@@ -23,7 +23,7 @@ import { parseValidBlock } from '../src/chain/validate.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { openRpc } from '../src/source/rpc.js';
-import { validatedSource } from '../src/source/validated.js';
+import { validatedSource } from '../src/source/block-validation.js';
 import { CS_FIELDS, encode, nonCanonical, reencode, sitesOf, width, widths, type Site } from './support/compactsize-sites.js';
 import { FakeNode, loadBlocks } from './support/fake-node.js';
 import { REPO, chainPath, framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './support/helpers.js';

@@ -17,7 +17,7 @@ import { NETWORKS, type Network } from '../src/chain/networks.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
-import { InvalidBlockError, validatedSource } from '../src/source/validated.js';
+import { InvalidBlockError, validatedSource } from '../src/source/block-validation.js';
 import { mulberry32 } from './support/chains.js';
 import { CS_FIELDS, encode, reencode, sitesOf, widths } from './support/compactsize-sites.js';
 import { chainPath, manifestMismatches, namecoinRegtestRecords } from './support/helpers.js';

@@ -19,7 +19,7 @@ import { constants } from 'node:os';
 import { ioError } from '../src/runtime/io-error.js';
 import { RowBatch } from '../src/index/row-batch.js';
 import { isStoreError, openStore } from '../src/index/store.js';
-import { IndexWriteThread } from '../src/index/write-thread.js';
+import { IndexWriteThread } from '../src/index/commit-thread.js';
 
 const CLI = nodeArgs('src/cli.ts');
 

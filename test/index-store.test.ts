@@ -19,11 +19,11 @@ import { metaValue } from '../src/index/rows.js';
 import { openIndex } from '../src/index/state.js';
 import { openStore, STORE_FORMAT, type Store } from '../src/index/store.js';
 import { BlockApplier, undoBlock, type BlockToApply } from '../src/index/indexer.js';
-import { IndexWriteThread } from '../src/index/write-thread.js';
+import { IndexWriteThread } from '../src/index/commit-thread.js';
 import { syncIndex } from '../src/index/sync.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { memorySource } from '../src/source/memory.js';
-import { validatedSource } from '../src/source/validated.js';
+import { validatedSource } from '../src/source/block-validation.js';
 import { scenario } from './support/chains.js';
 
 const NET = NETWORKS['namecoin-regtest'];

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareManifestPaths, encodeManifestLine, maxLineBytes, parseManifestLine, putManifestLine } from '../src/contract/manifest.js';
 import { writeManifest } from '../src/publish/manifest.js';
 import { ManifestRows, resetRowsDir } from '../src/publish/manifest-rows.js';
-import { SiteWriter } from '../src/publish/writer.js';
+import { SiteWriter } from '../src/publish/site-writer.js';
 
 let dir: string;
 beforeAll(() => {

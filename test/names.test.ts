@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { scriptAddress } from '../src/chain/address.js';
 import { parseBlock } from '../src/chain/block.js';
 import { hash160 } from '../src/chain/hash.js';
-import { NAMECOIN_TX_VERSION, nameOutputs, parseNameScript, type NameScript } from '../src/chain/names.js';
+import { NAMECOIN_TX_VERSION, nameOutputs, parseNameScript, type NameScript } from '../src/chain/name-script.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { classifyScript } from '../src/chain/script.js';
 import { parseTx, type Tx } from '../src/chain/tx.js';

@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { demoChain, DEMO_NAME_OPS } from '../src/builder/demo.js';
-import { nameOutputs, parseNameScript } from '../src/chain/names.js';
+import { nameOutputs, parseNameScript } from '../src/chain/name-script.js';
 import { parseBlock } from '../src/chain/block.js';
 import { scriptToAsm } from '../src/chain/script.js';
 import { encodeNamePath } from '../src/contract/layout.js';
 import { amountParts, amountShortText, bigHuman, bytesHuman, confirmations, decimalToUnits, fmtInt, showName, unitsToDecimal, visible } from '../src/ui/format.js';
-import { exampleNames, filterNames, type NameEntry } from '../src/ui/names.js';
+import { exampleNames, filterNames, type NameEntry } from '../src/ui/name-list.js';
 import { api, href, parseRoute, searchPlan } from '../src/ui/route.js';
 import { bytesToText, nameBytesOf, nameOpOfAsm, pctDecodeBytes, pctEncodeBytes } from '../src/ui/text.js';
 
@@ -165,7 +165,7 @@ describe('search by shape', () => {
   });
 });
 
-describe('name operations from ASM agree with the chain parser (src/chain/names.ts)', () => {
+describe('name operations from ASM agree with the chain parser (src/chain/name-script.ts)', () => {
   it('every output of every demo transaction', () => {
     const chain = demoChain();
     let ops = 0;

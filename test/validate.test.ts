@@ -23,7 +23,7 @@ import { verifySnapshot } from '../src/verify/index.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { memorySource } from '../src/source/memory.js';
 import { openRpc } from '../src/source/rpc.js';
-import { InvalidBlockError } from '../src/source/validated.js';
+import { InvalidBlockError } from '../src/source/block-validation.js';
 import { asMemoryBlocks } from './support/chains.js';
 import { FakeNode, loadBlocks } from './support/fake-node.js';
 import { framedBlocks, namecoinRegtestRecords, nodeArgs, readChain } from './support/helpers.js';

@@ -15,8 +15,8 @@ import type { ChainSource } from '../src/source/types.js';
 import { framedBlocks, manifestMismatches, readChain } from './support/helpers.js';
 import { describeShared } from './support/shared-data.js';
 
-vi.mock('../src/source/validated.js', async (importOriginal) => {
-  const orig = await importOriginal<typeof import('../src/source/validated.js')>();
+vi.mock('../src/source/block-validation.js', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('../src/source/block-validation.js')>();
   // The build as it was before validation: blocks are parsed, never checked.
   const passThrough = (s: ChainSource) => ({
     ...s,

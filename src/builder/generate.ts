@@ -2,7 +2,7 @@ import { toDisplayHex } from '../chain/hash.js';
 import { regtestGenesis } from './serialize.js';
 import { BlockTxs, finishBlock, type ChainState } from './generate/block.js';
 import { CoinPool } from './generate/coins.js';
-import { NameBook } from './generate/names.js';
+import { NameBook } from './generate/name-ops.js';
 import type { GeneratedBlock, GenerateOptions } from './generate/options.js';
 import { makePayees } from './generate/payees.js';
 import { BLOCK_INTERVAL, COINBASE_MATURITY, planChain, randomStreams } from './generate/plan.js';

@@ -1,6 +1,6 @@
 import { scriptAddress } from '../chain/address.js';
 import { parseBlock } from '../chain/block.js';
-import { nameOutputs } from '../chain/names.js';
+import { nameOutputs } from '../chain/name-script.js';
 import type { Network } from '../chain/networks.js';
 import { isCoinbase } from '../chain/tx.js';
 

@@ -1,7 +1,7 @@
 import { address as btcAddress } from 'bitcoinjs-lib';
 import bs58 from 'bs58';
 import { hash160, sha256d } from './hash.js';
-import { parseNameScript } from './names.js';
+import { parseNameScript } from './name-script.js';
 import { isNamecoin, type Network } from './networks.js';
 import { solveScript } from './script.js';
 import { TwoGenerationCache } from './two-gen-cache.js';

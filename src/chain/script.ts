@@ -1,5 +1,5 @@
 import { hash160 } from './hash.js';
-import { parseNameScript } from './names.js';
+import { parseNameScript } from './name-script.js';
 
 /**
  * Script parsing, ASM text and type classification as the original system

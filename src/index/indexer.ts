@@ -1,7 +1,7 @@
 import { scriptAddress } from '../chain/address.js';
 import type { Block } from '../chain/block.js';
 import { branchFromLevels, txMerkleLevels } from '../chain/merkle.js';
-import { nameOutputs } from '../chain/names.js';
+import { nameOutputs } from '../chain/name-script.js';
 import { isNamecoin, type Network } from '../chain/networks.js';
 import { classifyScript, redeemScriptType } from '../chain/script.js';
 import { isCoinbase, isCoinbaseInput, type TxIn } from '../chain/tx.js';
@@ -9,7 +9,7 @@ import { addressRange, addrOutKey, addrOutValue, heightValue, nameOpKey, nameOpV
 import { emptyDelta, type Counters } from './stats.js';
 import { directRows, RowBatch, type RowSink } from './row-batch.js';
 import { heightRecordAt, type Store } from './store.js';
-import type { IndexWriteThread } from './write-thread.js';
+import type { IndexWriteThread } from './commit-thread.js';
 
 /**
  * For the transaction an input spends from: its height, and every address
@@ -92,7 +92,7 @@ function addressesChange(store: Store, counts: ReadonlyMap<string, number>): num
  * merkle branch), each block's height record with the figures it adds (and, applied in
  * place, how many addresses it made used: `addressesChange`). Without a write thread: one LMDB transaction per batch on this thread,
  * which reads its own writes (what an incremental build's prevout resolver needs). With one
- * (a full build): each batch's rows go to that thread (write-thread.ts), which runs the B-tree
+ * (a full build): each batch's rows go to that thread (commit-thread.ts), which runs the B-tree
  * inserts and the commit on the other core while this thread parses and applies the next batch;
  * the rows the scan reads back come from the pending batches first.
  */

@@ -26,7 +26,7 @@ export function directRows(store: Store): RowSink {
 }
 
 /**
- * The rows of one batch of the scan as bytes, for the index write thread (write-worker.ts),
+ * The rows of one batch of the scan as bytes, for the index write thread (commit-worker.ts),
  * which writes them in one transaction with {@link writeRows}. A row: u8 table number (| 0x80
  * for a removal) ‖ key ‖ (put only) u32 LE value length ‖ value. The key: `heights` u32 LE,
  * the others u16 LE length ‖ bytes.

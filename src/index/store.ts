@@ -42,7 +42,7 @@ export function openStore(dir: string): Store {
   // still on it, so each page read through two maps would count twice in RSS. Mapped once at
   // this size, an index is counted once.
   // Every write is synchronous (`putSync`, `transactionSync`; a full build's scan on its own
-  // thread: write-thread.ts): a failed write throws LMDB's error where it happened, and no
+  // thread: commit-thread.ts): a failed write throws LMDB's error where it happened, and no
   // asynchronous commit of lmdb-js can fail with nobody holding its promise.
   const options = { path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false, mapSize: 2 ** 40 };
   const root = open(options) as RootDatabase;

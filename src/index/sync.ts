@@ -3,13 +3,13 @@ import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
 import { isCoinbaseInput, type Tx } from '../chain/tx.js';
 import { blockWork } from '../chain/work.js';
-import type { ValidatedSource } from '../source/validated.js';
+import type { ValidatedSource } from '../source/block-validation.js';
 import { BlockApplier, undoBlock, type BlockEffects, type BlockToApply, type PrevoutResolver } from './indexer.js';
 import type { ChainIndex } from './query.js';
 import { forgetUndone, saveMeta, saveUndone, type IndexMeta } from './state.js';
 import { offChainValue } from './rows.js';
 import { addDelta } from './stats.js';
-import { IndexWriteThread } from './write-thread.js';
+import { IndexWriteThread } from './commit-thread.js';
 
 /**
  * Bytes of blocks applied in one LMDB transaction during the scan: small blocks share a commit

@@ -4,7 +4,7 @@ import type { ChainIndex } from '../index/query.js';
 import { addressCompactParts, renderAddress, type CompactAddress, type EntryRun, type TxSplice, type UnspentSplice } from '../render/address.js';
 import type { JsonValue } from '../render/json.js';
 import { parsePreviousAddressDocument, type EntryRange, type PreviousAddressDocument } from './address-previous.js';
-import type { TxTexts } from './tx-texts.js';
+import type { TxTexts } from './tx-text-cache.js';
 
 /** Counts of an incremental build's address documents made from their previous version. */
 export interface AddressReuseCounts {

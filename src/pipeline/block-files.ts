@@ -4,7 +4,7 @@ import type { ChainIndex } from '../index/query.js';
 import { blockFrame, renderBlock } from '../render/block.js';
 import { renderTx } from '../render/tx.js';
 import { blockPath, txPath } from '../contract/layout.js';
-import type { SiteWriter } from '../publish/writer.js';
+import type { SiteWriter } from '../publish/site-writer.js';
 import { assembleBlockDocument, previousElements, txElement } from './block-document.js';
 
 /** How a main-chain block document was made (BuildReport.blockDocuments). */

@@ -3,7 +3,7 @@ import { parseBlock, type Block } from '../chain/block.js';
 import { renderBlock } from '../render/block.js';
 import { renderTx } from '../render/tx.js';
 import { blockPath, txPath } from '../contract/layout.js';
-import type { SiteWriter } from '../publish/writer.js';
+import type { SiteWriter } from '../publish/site-writer.js';
 import type { StageContext } from './context.js';
 import { txFiles, writeBlockFiles, writerSink } from './block-files.js';
 

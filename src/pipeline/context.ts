@@ -2,7 +2,7 @@ import type { ChainIndex } from '../index/query.js';
 import type { IndexMeta } from '../index/state.js';
 import type { Changes } from '../index/sync.js';
 import type { Progress } from '../runtime/progress.js';
-import type { SiteWriter } from '../publish/writer.js';
+import type { SiteWriter } from '../publish/site-writer.js';
 import type { RenderPool } from './render-pool.js';
 
 /** What every render stage of a build works with. */

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ChainIndex } from '../index/query.js';
-import type { SiteWriter } from '../publish/writer.js';
+import type { SiteWriter } from '../publish/site-writer.js';
 import { WorkerThread } from '../runtime/thread.js';
 import { Renderer, type RenderReply, type RenderRequest, type RenderTask, type RenderWorkerData } from './render-worker.js';
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';

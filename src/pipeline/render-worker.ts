@@ -12,11 +12,11 @@ import { addressPath } from '../contract/layout.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/writer-worker.js';
+import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './block-files.js';
 import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
-import { TxTexts } from './tx-texts.js';
+import { TxTexts } from './tx-text-cache.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
 
 export interface RenderWorkerData {
@@ -27,7 +27,7 @@ export interface RenderWorkerData {
   network: string;
   pretty: boolean;
   root: string;
-  /** Absent: a fresh tree; else the published tree it follows (writer-worker.ts UpdateOf). */
+  /** Absent: a fresh tree; else the published tree it follows (site-writer-worker.ts UpdateOf). */
   update?: UpdateOf;
   /** This thread's tx text scratch file. */
   textFile: string;

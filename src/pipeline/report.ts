@@ -1,4 +1,4 @@
-import type { InvalidBlock } from '../source/validated.js';
+import type { InvalidBlock } from '../source/block-validation.js';
 import type { BlockDocumentCounts } from './block-files.js';
 import type { AddressReuseCounts } from './address-document.js';
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { onPath } from '../runtime/io-error.js';
 import { createStaging, dropSpare, publishedDir, takeSpare } from './releases.js';
-import { ensureDir, pruneEmpty } from './writer-worker.js';
+import { ensureDir, pruneEmpty } from './site-writer-worker.js';
 
 /**
  * Makes `dst` a copy of the tree `src` made of hard links: no file data is
@@ -42,7 +42,7 @@ export function refreshTree(src: string, dst: string, changed: readonly string[]
   changed.forEach((rel, i) => {
     onProgress?.(i);
     const to = join(dst, rel);
-    // Nothing through a symlinked directory of the spare (writer-worker.ts ensureDir).
+    // Nothing through a symlinked directory of the spare (site-writer-worker.ts ensureDir).
     const there = ensureDir(dst, dirname(to), dirs, false);
     if (there) {
       try {
@@ -71,7 +71,7 @@ export interface Staged {
   /** Hard links made to make it. */
   linked: number;
   /**
-   * The spare's paths that the last run changed (writer-worker.ts UpdateOf): there the spare
+   * The spare's paths that the last run changed (site-writer-worker.ts UpdateOf): there the spare
    * still holds its older copy. They are left as they are: this run's writes handle the ones it
    * writes or deletes (a copy it rewrites is overwritten in place), and refreshTree links the
    * rest once the documents are written.

@@ -1,4 +1,4 @@
-import { nameBytesToText } from '../chain/names.js';
+import { nameBytesToText } from '../chain/name-script.js';
 import type { NameDoc, NameRecordDoc } from '../contract/documents.js';
 import { toPlainJson } from './json.js';
 

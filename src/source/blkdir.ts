@@ -17,7 +17,7 @@ import { BodyReader, blkFiles } from './blkdir/bodies.js';
 import { HeaderIndex } from './blkdir/headers.js';
 import { FileWindow } from './blkdir/records.js';
 import { KIND_MAIN, KIND_SIDE, treeChoice, type HeaderTree } from './chain-select.js';
-import { checkedSource } from './checked.js';
+import { checkedSource } from './request-checks.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
 export interface BlocksDirOptions {

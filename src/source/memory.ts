@@ -1,7 +1,7 @@
 import { parseHeader } from '../chain/block.js';
 import type { Network } from '../chain/networks.js';
 import { HeaderTree, KIND_MAIN, KIND_SIDE, treeChoice, type ChainSelection } from './chain-select.js';
-import { checkedSource } from './checked.js';
+import { checkedSource } from './request-checks.js';
 import type { ChainChoice, ChainSource, ChainTip, OffChainBlock, SourceBlock } from './types.js';
 
 export interface MemoryBlock {
@@ -16,7 +16,7 @@ export interface MemoryBlock {
  * Main blocks must be given in height order from genesis.
  *
  * The given main chain stands as the node's choice until the validating wrapper finds one of its
- * blocks invalid (`choice`, see validated.ts); from then on the main chain is the one with the
+ * blocks invalid (`choice`, see block-validation.ts); from then on the main chain is the one with the
  * most work among the blocks not known invalid, over the headers of every block given, and side
  * blocks get their heights from it.
  */

@@ -3,10 +3,10 @@
  * rpc/client.ts (transport, credentials, batching, retry), rpc/network.ts (which network the
  * node serves), rpc/scan.ts (the main-chain scan in height order and its reorg checks); this
  * module adds the side branches (getchaintips) and wraps the whole in the shared checks
- * (checked.ts: heights, tip, use after close).
+ * (request-checks.ts: heights, tip, use after close).
  */
 import type { Network } from '../chain/networks.js';
-import { checkedSource } from './checked.js';
+import { checkedSource } from './request-checks.js';
 import { RpcError, rpcClient, type RpcClientOptions } from './rpc/client.js';
 import { blockHashAt, countIn, hashIn, heightIn } from './rpc/answers.js';
 import { chainInfo, detectNetwork } from './rpc/network.js';

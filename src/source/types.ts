@@ -17,7 +17,7 @@ export interface SourceBlock {
   raw: Buffer;
   /** Blocks dirs: where the block is stored (error messages). */
   place?: BlockPlace;
-  /** The parsed block, once the validating wrapper has checked it (see validated.ts). */
+  /** The parsed block, once the validating wrapper has checked it (see block-validation.ts). */
   block?: Block;
 }
 

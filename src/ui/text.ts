@@ -1,7 +1,7 @@
 /**
  * Bytes and text in the browsing UI (no DOM): name bytes ↔ text exactly as the build decodes
  * them, the `#/name/` route encoding, and name operations read from a script's ASM text (the
- * API gives scripts as ASM, the form src/chain/names.ts parses is the script's bytes).
+ * API gives scripts as ASM, the form src/chain/name-script.ts parses is the script's bytes).
  */
 import { nameBytesToText } from '../chain/name-text.js';
 import { decodeNamePathBytes, encodeNamePath } from '../contract/name-path.js';
@@ -111,7 +111,7 @@ export interface NameOp {
 
 /**
  * A Namecoin name operation at the front of an output script given as ASM, by the rule of
- * Namecoin Core's CNameScript (src/chain/names.ts): OP_1/2/3, exactly 1/3/2 data pushes, then
+ * Namecoin Core's CNameScript (src/chain/name-script.ts): OP_1/2/3, exactly 1/3/2 data pushes, then
  * OP_DROP/OP_2DROP/OP_NOP. Only transactions of version 0x7100 carry name operations: pass the
  * version when it is known.
  */

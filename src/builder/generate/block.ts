@@ -7,7 +7,7 @@ import type { Prng } from '../prng.js';
 import { blockBytes, blockVersion, coinbaseTx, sealHeader } from '../seal.js';
 import { REGTEST_BITS, txHashes, writeTx, type TxInData } from '../serialize.js';
 import type { CoinPool, Utxo } from './coins.js';
-import type { NameBook } from './names.js';
+import type { NameBook } from './name-ops.js';
 import type { GeneratedBlock } from './options.js';
 import type { Payees, Template } from './payees.js';
 import { COINBASE_MATURITY, type ChainPlan } from './plan.js';

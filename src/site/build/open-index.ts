@@ -8,7 +8,7 @@ import { openIndex, type IndexMeta } from '../../index/state.js';
 import { restorePublished, snapshotHeight } from '../../index/sync.js';
 import { clearStateDir, type Targets } from '../../publish/publish.js';
 import { Progress } from '../../runtime/progress.js';
-import { validatedSource, type ValidatedSource } from '../../source/validated.js';
+import { validatedSource, type ValidatedSource } from '../../source/block-validation.js';
 import type { OpenedOptions } from './options.js';
 import type { Teardown } from './teardown.js';
 
@@ -36,7 +36,7 @@ export interface Opened {
  */
 export async function openIndexPhase(opts: OpenedOptions, targets: Targets, teardown: Teardown): Promise<Opened> {
   const { outDir, stateDir } = targets;
-  // Every block of every source is validated on its way in (src/source/validated.ts).
+  // Every block of every source is validated on its way in (src/source/block-validation.ts).
   const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid });
   const net = source.network;
   const progress = opts.progress ?? new Progress(null);

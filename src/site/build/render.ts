@@ -3,7 +3,7 @@ import { isNamecoin } from '../../chain/networks.js';
 import { writeAddresses } from '../../pipeline/addresses.js';
 import { writeOffChain, writeTxsAndBlocks } from '../../pipeline/blocks.js';
 import type { StageContext } from '../../pipeline/context.js';
-import { writeNames } from '../../pipeline/names.js';
+import { writeNames } from '../../pipeline/name-files.js';
 import { RenderPool } from '../../pipeline/render-pool.js';
 import { writeSiteFiles } from '../../pipeline/site-files.js';
 import type { Opened } from './open-index.js';

@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { resetRowsDir } from '../../publish/manifest-rows.js';
 import { currentRelease, publishedDir } from '../../publish/publish.js';
 import { prepareStaging } from '../../publish/staging.js';
-import { SiteWriter } from '../../publish/writer.js';
+import { SiteWriter } from '../../publish/site-writer.js';
 import type { Opened } from './open-index.js';
 import type { Teardown } from './teardown.js';
 

@@ -2,7 +2,7 @@ import type { Block } from '../../chain/block.js';
 import { isNamecoin } from '../../chain/networks.js';
 import { findFork, syncIndex, type Changes } from '../../index/sync.js';
 import { writeRawFiles } from '../../pipeline/blocks.js';
-import type { SiteWriter } from '../../publish/writer.js';
+import type { SiteWriter } from '../../publish/site-writer.js';
 import type { Opened } from './open-index.js';
 
 /** The index at the snapshot: its height and off-chain blocks, and what changed since the published one. */

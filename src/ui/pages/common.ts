@@ -2,7 +2,7 @@
 import { getJson, type Fetched, type Site } from '../data.js';
 import { h } from '../dom.js';
 import { confirmations, fmtInt, showName, visible } from '../format.js';
-import { type NameEntry, type NameList } from '../names.js';
+import { type NameEntry, type NameList } from '../name-list.js';
 import { api } from '../route.js';
 import { nameBytesOf } from '../text.js';
 import { nameLink, notice, rawLink } from '../widgets.js';

@@ -2,7 +2,7 @@
 import { getJson, loadSite, type BlockDoc, type StatsDoc } from '../data.js';
 import { h } from '../dom.js';
 import { bigHuman, bytesHuman, fmtInt } from '../format.js';
-import { exampleNames } from '../names.js';
+import { exampleNames } from '../name-list.js';
 import { api, href } from '../route.js';
 import { amountShort, badge, blockLink, card, notice, pageHead, rawLink, tile, time } from '../widgets.js';
 import { setTitle, loadNames, entryLink } from './common.js';

@@ -2,7 +2,7 @@
 import { getJson, loadSite, type NameDoc } from '../data.js';
 import { h } from '../dom.js';
 import { fmtInt, showName, visible } from '../format.js';
-import { filterNames } from '../names.js';
+import { filterNames } from '../name-list.js';
 import { HISTORY_QUERY, api, href } from '../route.js';
 import { bytesToText, isUtf8 } from '../text.js';
 import { addrLink, badge, blockLink, card, expiry, kv, notice, pageHead, paged, rawLink, txLink } from '../widgets.js';

@@ -2,7 +2,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { directRows, writeRows } from './row-batch.js';
 import { openStore } from './store.js';
 
-/** What the index write thread is started with (write-thread.ts). */
+/** What the index write thread is started with (commit-thread.ts). */
 export interface WriteWorkerData {
   kind: 'snapshot-index-write';
   stateDir: string;

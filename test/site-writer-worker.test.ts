@@ -3,7 +3,7 @@ import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ABSENT, CHANGED, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/writer-worker.js';
+import { ABSENT, CHANGED, DELETED, UNCHANGED, WRITTEN, writeBatch, writeFile, type UpdateTarget, type WriteBatch } from '../src/publish/site-writer-worker.js';
 import { ManifestRows } from '../src/publish/manifest-rows.js';
 import { startWorker } from '../src/runtime/from-source.js';
 
@@ -278,7 +278,7 @@ describe('writer worker (writeBatch)', () => {
 
   it("the program's threads start with a small young generation (their nursery would otherwise stay resident at tens of MiB each)", async () => {
     // Any module of the program's threads: this one does nothing without its workerData kind.
-    const worker = startWorker(new URL('../src/publish/writer.ts', import.meta.url).href, './writer-worker', { kind: 'none' });
+    const worker = startWorker(new URL('../src/publish/site-writer.ts', import.meta.url).href, './site-writer-worker', { kind: 'none' });
     await new Promise((resolve) => worker.once('online', resolve));
     expect(worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(4);
     await worker.terminate();

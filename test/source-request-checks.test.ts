@@ -1,4 +1,4 @@
-// The shared source rules (src/source/checked.ts), through the in-memory source over real
+// The shared source rules (src/source/request-checks.ts), through the in-memory source over real
 // regtest blocks: heights above the tip name the tip, bad heights and scan starts are refused,
 // a closed source refuses use; within the bounds the blocks pass through unchanged.
 import { expect, it } from 'vitest';

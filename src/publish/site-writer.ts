@@ -1,9 +1,9 @@
 import { ioError } from '../runtime/io-error.js';
-import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './writer-worker.js';
+import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './site-writer-worker.js';
 import { WorkerThread } from '../runtime/thread.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
 
-/** A path, its bytes (null: delete it) and its flags (writer-worker.ts HEX, CHANGED). */
+/** A path, its bytes (null: delete it) and its flags (site-writer-worker.ts HEX, CHANGED). */
 type Entry = [string, Uint8Array | null, number?];
 
 export interface WriteCounts {
@@ -59,7 +59,7 @@ export class SiteWriter {
     this.stale = new Set(update?.stale);
     this.lanes = Array.from({ length: threads }, (_, i) => {
       const data: WriterWorkerData = { kind: 'snapshot-writer', root, update, rowsDir, rowsName: `w${i}` };
-      const worker = new WorkerThread<WriteBatch | 'seal', WorkerReply>(`writer thread ${i}`, import.meta.url, './writer-worker', data, {
+      const worker = new WorkerThread<WriteBatch | 'seal', WorkerReply>(`writer thread ${i}`, import.meta.url, './site-writer-worker', data, {
         message: (m) => this.onDone(lane, m), // posted after `lane` is set below
         failed: (e) => this.gate.fail(e),
       }, { before: 'the writer was closed' });
@@ -99,7 +99,7 @@ export class SiteWriter {
     const status = m.status ?? [];
     for (let i = 0; i < status.length; i++) {
       const s = status[i];
-      if (this.stale.size > 0) this.stale.delete(paths[i]!); // the thread handled it (writer-worker.ts writeFile)
+      if (this.stale.size > 0) this.stale.delete(paths[i]!); // the thread handled it (site-writer-worker.ts writeFile)
       if (s === UNCHANGED) this.counts.unchanged++;
       else {
         if (s === WRITTEN) this.counts.written++;

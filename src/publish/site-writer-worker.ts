@@ -1,5 +1,5 @@
 /**
- * The file-writing thread of SiteWriter (writer.ts). In `fresh` mode it writes every file; in
+ * The file-writing thread of SiteWriter (site-writer.ts). In `fresh` mode it writes every file; in
  * `update` mode (a staging tree made of hard links to the published one, see UpdateOf) it
  * compares each file with the published version and leaves files whose bytes are unchanged
  * alone — so they keep their mtime — and replaces the others by a new file (the link removed,
@@ -40,7 +40,7 @@ export interface UpdateTarget {
 export const updateTarget = (u: UpdateOf | undefined): UpdateTarget | undefined => u && { published: u.published, stale: new Set(u.stale) };
 
 export interface WriterWorkerData {
-  /** Marks a writer thread (this module is also imported by writer.ts, which may itself run in a worker). */
+  /** Marks a writer thread (this module is also imported by site-writer.ts, which may itself run in a worker). */
   kind: 'snapshot-writer';
   root: string;
   /** Absent: `fresh` mode. */

@@ -1,10 +1,10 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { WorkerThread } from '../runtime/thread.js';
 import type { RowBatch } from './row-batch.js';
-import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker.js';
+import type { WriteReply, WriteRequest, WriteWorkerData } from './commit-worker.js';
 
 /**
- * The thread that writes a full build's scan into the index (write-worker.ts): each batch of
+ * The thread that writes a full build's scan into the index (commit-worker.ts): each batch of
  * rows (RowBatch) is one LMDB transaction there, committed while this thread parses and applies
  * the next batch. Its own thread and transactions rather than lmdb-js' asynchronous writes,
  * whose batches start and finish through this thread's event loop, which the scan keeps busy in
@@ -23,7 +23,7 @@ export class IndexWriteThread {
     this.replies = port1;
     this.replies.on('message', (m: WriteReply) => this.answer(m));
     this.replies.unref();
-    this.thread = new WorkerThread('index write thread', import.meta.url, './write-worker', data, {
+    this.thread = new WorkerThread('index write thread', import.meta.url, './commit-worker', data, {
       failed: (e) => this.fail(e),
       // A batch still unanswered once the thread is gone (its last answers read first) was lost with it.
       exited: (code) => {
