@@ -22,7 +22,7 @@ import {
   type TxHandle,
   type TxSpec,
 } from './types.js';
-import type { ChainBuilder } from './chain.js';
+import type { Key, Signer } from './keys.js';
 import { locks, nameCommitment, unlock, type Lock } from './scripts.js';
 import { serializeTx, type SerializedTx, type TxData, type TxInData } from './serialize.js';
 
@@ -54,6 +54,20 @@ export function splitValues(outs: readonly OutputSpec[], total: bigint, what: st
   });
 }
 
+/** What a block under construction needs of its chain (ChainBuilder provides it). */
+export interface BlockHost {
+  readonly network: Network;
+  readonly coinbaseMaturity: number;
+  readonly signer: Signer;
+  key(): Key;
+  randomBytes(n: number): Buffer;
+  nextChangeLock(): Lock;
+  coinByKey(key: string): Coin | undefined;
+  walletCoins(): IterableIterator<[string, Coin]>;
+  nameEntry(name: Buffer): NameEntry | undefined;
+  applyAndLog(log: Op[], op: Op): void;
+}
+
 /** Adds transactions to the block being built (passed to `ChainBuilder.block`). */
 export class BlockContext {
   readonly ops: Op[] = [];
@@ -62,7 +76,7 @@ export class BlockContext {
   fees = 0n;
 
   constructor(
-    private readonly cb: ChainBuilder,
+    private readonly cb: BlockHost,
     readonly height: number,
     readonly time: number,
   ) {}

@@ -1,6 +1,7 @@
 import { toDisplayHex } from '../chain/hash.js';
 import { regtestGenesis } from './serialize.js';
-import { BlockTxs, finishBlock, type ChainState } from './generate/block.js';
+import { finishBlock, type ChainState } from './generate/block.js';
+import { BlockTxs } from './generate/block-txs.js';
 import { CoinPool } from './generate/coins.js';
 import { NameBook } from './generate/name-ops.js';
 import type { GeneratedBlock, GenerateOptions } from './generate/options.js';

@@ -2,75 +2,20 @@
 // (last step) its coinbase, header and bytes.
 import { toDisplayHex } from '../../chain/hash.js';
 import { blockSubsidy } from '../../chain/networks.js';
-import { ByteWriter } from '../bytes.js';
-import type { Prng } from '../prng.js';
 import { blockBytes, blockVersion, coinbaseTx, sealHeader } from '../seal.js';
-import { REGTEST_BITS, txHashes, writeTx, type TxInData } from '../serialize.js';
-import type { CoinPool, Utxo } from './coins.js';
-import type { NameBook } from './name-ops.js';
+import { REGTEST_BITS, txHashes, writeTx } from '../serialize.js';
+import type { Utxo } from './coins.js';
+import type { NameBook, NameTxState } from './name-ops.js';
 import type { GeneratedBlock } from './options.js';
-import type { Payees, Template } from './payees.js';
-import { COINBASE_MATURITY, type ChainPlan } from './plan.js';
+import type { Template } from './payees.js';
+import { COINBASE_MATURITY } from './plan.js';
 
 /** What the steps of one generated chain share. */
-export interface ChainState {
-  plan: ChainPlan;
-  prng: Prng;
-  payees: Payees;
-  coins: CoinPool;
+export interface ChainState extends NameTxState {
   names: NameBook;
-  txs: BlockTxs;
 }
 
-const txIn = (u: Utxo): TxInData => ({ prevHash: u.hash, prevIndex: u.vout, script: u.tpl.scriptSig, sequence: 0xfffffffe, witness: u.tpl.witness });
 
-/** The block's non-coinbase transactions, and the one being made. */
-export class BlockTxs {
-  /** The transactions, serialized back to back. */
-  readonly writer = new ByteWriter(1 << 20);
-  readonly coinbaseWriter = new ByteWriter(4096);
-  /** txids and wtxids of the transactions, internal byte order (a tx without witness has the same Buffer in both). */
-  readonly txids: Buffer[] = [];
-  readonly wtxids: Buffer[] = [];
-  /** Fees of the transactions, for the coinbase. */
-  fees = 0;
-  /** The transaction being made: the coins it spends and its outputs (tpl undefined: not spendable). */
-  readonly ins: Utxo[] = [];
-  readonly outScripts: Buffer[] = [];
-  readonly outValues: number[] = [];
-  readonly outTpls: (Template | undefined)[] = [];
-
-  startBlock(): void {
-    this.writer.reset();
-    this.txids.length = 0;
-    this.wtxids.length = 0;
-    this.fees = 0;
-  }
-
-  startTx(): void {
-    this.ins.length = 0;
-    this.outScripts.length = 0;
-    this.outValues.length = 0;
-    this.outTpls.length = 0;
-  }
-
-  addOutput(script: Buffer, value: number, tpl: Template | undefined): void {
-    this.outScripts.push(script);
-    this.outValues.push(value);
-    this.outTpls.push(tpl);
-  }
-
-  /** Writes the transaction being made (a name coin, when given, as its first input); returns its txid (internal order). */
-  emit(version: number, fee: number, nameInput?: Utxo): Buffer {
-    const inputs = (nameInput ? [nameInput, ...this.ins] : this.ins).map(txIn);
-    const outputs = this.outScripts.map((script, i) => ({ value: BigInt(this.outValues[i]!), script }));
-    const { hash, whash } = txHashes(this.writer.buf, writeTx(this.writer, { version, inputs, outputs, lockTime: 0 }));
-    this.txids.push(hash);
-    this.wtxids.push(whash);
-    this.fees += fee;
-    return hash;
-  }
-}
 
 /**
  * Last step of a block: the coinbase (subsidy and fees shared by `coinbaseOutputs` payees, the

@@ -2,9 +2,20 @@
 // name_update, some names left to expire and registered again.
 import { NAME_AMOUNT, NAMECOIN_TX_VERSION, MIN_FIRSTUPDATE_DEPTH } from '../types.js';
 import { nameCommitment, nameFirstUpdateScript, nameNewScript, nameUpdateScript } from '../scripts.js';
-import type { ChainState } from './block.js';
-import type { Utxo } from './coins.js';
-import { FEE_BASE, FEE_PER_INPUT, MIN_OUTPUT } from './plan.js';
+import type { Prng } from '../prng.js';
+import type { BlockTxs } from './block-txs.js';
+import type { CoinPool, Utxo } from './coins.js';
+import type { Payees } from './payees.js';
+import { FEE_BASE, FEE_PER_INPUT, MIN_OUTPUT, type ChainPlan } from './plan.js';
+
+/** What a name operation is made from: the generator's state for the block being made. */
+export interface NameTxState {
+  plan: ChainPlan;
+  prng: Prng;
+  payees: Payees;
+  coins: CoinPool;
+  txs: BlockTxs;
+}
 
 /** A name_new waiting for its name_firstupdate. */
 interface PendingName {
@@ -63,7 +74,7 @@ export class NameBook {
    * Makes one name operation paid by a random coin into `st.txs`; false (and nothing made) when
    * no coin that can pay for it was found.
    */
-  nameTx(st: ChainState, height: number, inBlock: number): boolean {
+  nameTx(st: NameTxState, height: number, inBlock: number): boolean {
     const { prng, coins, txs, payees, plan } = st;
     let funding = coins.takeRandom();
     // real: look a little further for a coin that can fund it, so the name rate is met.
