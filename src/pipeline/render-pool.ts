@@ -6,6 +6,11 @@ import { Renderer, type RenderReply, type RenderRequest, type RenderTask, type R
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
+
+/** One render thread a core; each has a scratch file of tx texts, and two are the store's own. */
+const POOL_SIZE = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2));
+/** Tasks queued a thread: one running and the next ready, so a thread never waits for the main thread. */
+const TASKS_PER_THREAD = 2;
 import { BLOCK_DOCUMENT_KINDS, type BlockDocumentCounts } from './block-files.js';
 
 interface Thread {
@@ -52,8 +57,6 @@ export class RenderPool {
     /** True when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
     private readonly rawWritten: boolean,
     private readonly threadsAbove = 4096,
-    private readonly size = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2)),
-    private readonly perThread = 2,
   ) {
     this.texts = new TxTextStore(textsBase);
   }
@@ -80,7 +83,7 @@ export class RenderPool {
 
   private start(): Thread[] {
     const data = this.data();
-    return Array.from({ length: this.size }, (_, i) => {
+    return Array.from({ length: POOL_SIZE }, (_, i) => {
       const file = i + 1;
       const init: RenderWorkerData = { ...data, textFile: this.texts.path(file), rowsName: `r${i}` };
       const worker = new WorkerThread<RenderRequest, RenderReply>(`render thread ${i}`, import.meta.url, './render-worker', init, {
@@ -145,7 +148,7 @@ export class RenderPool {
       }
     }
     const least = () => threads.reduce((a, b) => (b.sent.size < a.sent.size ? b : a));
-    await this.gate.waitUntil(() => least().sent.size < this.perThread);
+    await this.gate.waitUntil(() => least().sent.size < TASKS_PER_THREAD);
     const t = least();
     const id = this.nextId++;
     t.sent.set(id, onDone);

@@ -3,6 +3,11 @@ import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerRe
 import { WorkerThread } from '../runtime/thread.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
 
+/** Writer threads: file system calls overlap on two; more only contend for the same disk. */
+const WRITER_THREADS = 2;
+/** Bytes sent to the threads and not yet written before `write` waits (bounds the memory held). */
+const MAX_IN_FLIGHT = 32 << 20;
+
 /** A path, its bytes (null: delete it) and its flags (site-writer-worker.ts HEX, CHANGED). */
 type Entry = [string, Uint8Array | null, number?];
 
@@ -52,12 +57,10 @@ export class SiteWriter {
     readonly rowsDir: string,
     /** Absent: `fresh` mode (a new tree); else `update` mode, following that published tree. */
     readonly update: UpdateOf | undefined,
-    threads = 2,
-    private readonly maxInFlight = 32 << 20,
   ) {
     this.collect = update !== undefined;
     this.stale = new Set(update?.stale);
-    this.lanes = Array.from({ length: threads }, (_, i) => {
+    this.lanes = Array.from({ length: WRITER_THREADS }, (_, i) => {
       const data: WriterWorkerData = { kind: 'snapshot-writer', root, update, rowsDir, rowsName: `w${i}` };
       const worker = new WorkerThread<WriteBatch | 'seal', WorkerReply>(`writer thread ${i}`, import.meta.url, './site-writer-worker', data, {
         message: (m) => this.onDone(lane, m), // posted after `lane` is set below
@@ -155,8 +158,8 @@ export class SiteWriter {
 
   /** Resolves once the data in flight is below the bound. */
   backpressure(): Promise<void> {
-    if (this.inFlightBytes < this.maxInFlight && !this.gate.failure) return Promise.resolve();
-    return this.gate.waitUntil(() => this.inFlightBytes < this.maxInFlight);
+    if (this.inFlightBytes < MAX_IN_FLIGHT && !this.gate.failure) return Promise.resolve();
+    return this.gate.waitUntil(() => this.inFlightBytes < MAX_IN_FLIGHT);
   }
 
   /** Resolves once everything written so far is on disk. */
