@@ -24,6 +24,17 @@ export interface NginxOptions {
   info: SiteInfo;
 }
 
+/** A `host:port` for `proxy_pass` (host name, IPv4 or [IPv6]; port 1–65535), else a clear error naming the option. */
+export function nginxUpstream(option: string, value: unknown): string {
+  const text = String(value);
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : 0;
+  if (!m || port < 1 || port > 65535) {
+    throw new Error(`--${option} ${JSON.stringify(text)} is not host:port with a port 1–65535 (e.g. --${option} 127.0.0.1:8080, the address of snapshot serve)`);
+  }
+  return text;
+}
+
 export function nginxConfig(opts: NginxOptions): string {
   const capped = opts.info.cappedAddresses.map((a) => `  /${addressPath(a)} 1;\n`).join('');
   // A miss: to the router when there is one, else the generic error document of its kind.
