@@ -103,6 +103,12 @@ server {
   default_type application/octet-stream;
   server_tokens off;
   etag on;
+  # Text documents compressed for clients that accept it (.bin: raw bytes, barely compressible).
+  # Proxied answers come from snapshot serve already compressed.
+  gzip on;
+  gzip_types application/json text/plain text/css text/javascript;
+  gzip_min_length 1024;
+  gzip_vary on;
 
   error_page 418 ${opts.upstream ? '=' : '=404'} @router;
   error_page 400 /${BAD_REQUEST_PATH};
