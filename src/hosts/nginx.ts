@@ -4,8 +4,8 @@
  * `map $args` → variant key → try_files); everything else (percent-encoded or natural names,
  * upper-case hashes, misses that need the id in the error text, capped addresses, hostile
  * paths) goes to `@router`:
- *   - with `upstream` (recommended): proxied to `snapshot serve`, so the answers are the
- *     router's, byte for byte;
+ *   - with `upstream` (recommended; `snapshot build --nginx-upstream host:port`): proxied to
+ *     `snapshot serve`, so the answers are the router's, byte for byte;
  *   - without: generic per-kind JSON 404 documents (errors/<kind>.json), as on any static host.
  * nginx normalizes `$uri` (decodes %XX, resolves `..`, merges `//`) before matching, so only raw
  * request targets made of `[A-Za-z0-9._~/?&=-]`, without `//` or dot-leading segments, are
