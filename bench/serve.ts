@@ -7,7 +7,9 @@
  * names in their natural percent-encoded spelling, a few misses), starts the server in a child
  * process (its own event loop and core) and drives it from raw keep-alive sockets for a bounded
  * time and request count. Prints req/s, p50/p99 latency and the CPU time of both processes, so
- * a saturated load generator is visible (on 2 cores the generator takes the other one).
+ * a saturated load generator is visible (on 2 cores the generator takes the other one). Then
+ * the gzip row: the bytes the server sends for the tree's largest address document to a client
+ * that accepts gzip (target: at most 20% of the file), and the time that answer took.
  *
  *   BENCH_SECONDS (default 10)        BENCH_CONNECTIONS (default 32)
  *   BENCH_PIPELINE (default 1: one request in flight per connection; >1 pipelines)
@@ -16,11 +18,13 @@
  *   BENCH_SERVER_NODE_ARGS (extra node flags for the server process, e.g. --cpu-prof)
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { WITH_FLAGS, decodeNamePathBytes } from '../src/contract/layout.js';
 import { startServer } from '../src/serve/server.js';
 
@@ -206,6 +210,7 @@ async function main(): Promise<void> {
   const elapsed = (performance.now() - start) / 1000;
   const cpu1 = process.cpuUsage(cpu0);
   const srv1 = await serverCpu();
+  const gzip = await gzipRow(dir, hostname, Number(port));
   child.disconnect();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 
@@ -224,4 +229,29 @@ async function main(): Promise<void> {
   // Robust against other load on the machine: what one fully available core would sustain.
   const perReq = srvMicros / latencies.length;
   console.log(`  server CPU per request ${perReq.toFixed(1)} µs (user+system) → ~${Math.round(1e6 / perReq)} req/s per server core`);
+  const pctOf = (100 * gzip.sent) / gzip.size;
+  console.log(`  gzip: largest address document ${gzip.path} ${gzip.size} B → ${gzip.sent} B sent (${pctOf.toFixed(1)}%, target ≤ 20%) in ${gzip.ms.toFixed(1)} ms${pctOf > 20 ? '   ABOVE TARGET' : ''}`);
+}
+
+/** The tree's largest address document asked with Accept-Encoding: gzip; the body bytes sent (chunk framing not counted). */
+async function gzipRow(dir: string, host: string, port: number): Promise<{ path: string; size: number; sent: number; ms: number }> {
+  let path = '';
+  let size = -1;
+  for (const line of readFileSync(join(dir, '_manifest.json'), 'utf8').split('\n')) {
+    const p = line.split(' ')[2];
+    if (p?.startsWith('address/') && statSync(join(dir, p)).size > size) [path, size] = [p, statSync(join(dir, p)).size];
+  }
+  const t0 = performance.now();
+  const { body, encoding } = await new Promise<{ body: Buffer; encoding: string | undefined }>((ok, fail) => {
+    const req = http.get({ host, port, path: `/${path}`, headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => ok({ body: Buffer.concat(chunks), encoding: res.headers['content-encoding'] }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+  });
+  const ms = performance.now() - t0;
+  if (encoding !== 'gzip' || !gunzipSync(body).equals(readFileSync(join(dir, path)))) throw new Error(`gzip row: /${path} answered ${encoding ?? 'identity'}, not the file gzipped`);
+  return { path, size, sent: body.length, ms };
 }

@@ -44,3 +44,11 @@ export function snapshotDir(dir: string): string {
   if (why) throw new Error(`no snapshot at ${dir} (${why}); build one with: snapshot build --out ${dir}`);
   return dir;
 }
+
+/** A duration in ms: a decimal number with a unit (ms, s, m, h), or plain seconds. */
+export function duration(option: string, value: unknown, example: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(String(value));
+  if (!m) throw new Error(`--${option} ${JSON.stringify(String(value))} is not a duration: give a number with ms, s, m or h (e.g. --${option} ${example})`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(m[1]) * unit);
+}

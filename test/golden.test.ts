@@ -18,7 +18,7 @@ import { framedBlocks, readChain } from './support/helpers.js';
 import { itShared } from './support/shared-data.js';
 
 const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'golden');
-const CODE = /^(assets\/|index\.html$|_netlify\/|_worker\.js\/|nginx\.conf$|_headers$|404\.html$)/;
+const CODE = /^(assets\/|index\.html$|_netlify\/|_worker\.js\/|nginx\.conf$|netlify\.toml$|_headers$|404\.html$)/;
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

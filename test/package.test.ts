@@ -3,14 +3,16 @@
  * tarball installed globally into a temporary prefix and into a temporary project, and the
  * installed commands run on the embedded demo chain: `snapshot --version`, `snapshot build`,
  * `snapshot verify`, `snapshot serve` (a few URLs fetched), `chain-snapshot` and
- * `npx chain-snapshot`. Dependencies come from npm's cache (`--prefer-offline`) or the registry.
+ * `npx chain-snapshot`, and the Netlify output run in Deno as the generated `netlify.toml` inside
+ * the tree describes it (test/runtimes/netlify-host.ts). Dependencies come from npm's cache (`--prefer-offline`) or the registry.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { denoBinary, startDenoNetlify } from './runtimes/launch.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -62,7 +64,8 @@ describe('published package', () => {
     const copy = join(tmp, 'repo');
     const tracked = (await mustRun('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT })).stdout.split('\0').filter(Boolean);
     expect(tracked).toContain('package.json');
-    for (const f of tracked) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(copy, f));
+    // node_modules: a symlink in a git worktree (listed as untracked there), linked again below.
+    for (const f of tracked) if (f !== 'node_modules' && existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(copy, f));
     symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
     const pack = await mustRun('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: copy });
     const info = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
@@ -150,6 +153,44 @@ describe('published package', () => {
     } finally {
       server.kill('SIGTERM');
       expect(await exited).toBe(0);
+    }
+  });
+
+  const deno = denoBinary();
+  it.skipIf(deno.skip !== undefined)('the installed snapshot writes a Netlify site deployable as it is: netlify.toml inside the tree, run in Deno', async () => {
+    const out = join(tmp, 'out-netlify');
+    await mustRun(join(prefix, 'bin', 'snapshot'), ['build', '--out', out, '--hosts', 'netlify'], { cwd: tmp });
+    // No TOML parser among the dependencies: the keys Netlify needs, read from the [build] table.
+    const toml = readFileSync(join(out, 'netlify.toml'), 'utf8');
+    const build = /^\[build\]\n((?:[ \t]*\w+ = "[^"\n]*"\n)+)/m.exec(toml)?.[1] ?? '';
+    const key = (k: string) => new RegExp(`^\\s*${k} = "([^"\\n]*)"$`, 'm').exec(build)?.[1];
+    const publish = key('publish');
+    const functions = key('edge_functions');
+    expect({ publish, functions }).toEqual({ publish: expect.any(String), functions: expect.any(String) });
+    // Relative to the directory of netlify.toml (Netlify's base directory): `out` as it is.
+    const site = resolve(out, publish!);
+    const fnDir = resolve(out, functions!);
+    expect(realpathSync(site)).toBe(realpathSync(out));
+    expect(relative(realpathSync(site), realpathSync(fnDir)).startsWith('..')).toBe(false);
+    const runtime = await startDenoNetlify(deno.path!, [site], [fnDir]);
+    try {
+      const url = runtime.urls[0]!;
+      const get = async (path: string) => {
+        const r = await fetch(url + path);
+        return { status: r.status, body: Buffer.from(await r.arrayBuffer()).toString('latin1') };
+      };
+      const file = (rel: string) => ({ status: 200, body: readFileSync(join(out, rel)).toString('latin1') });
+      const txid = readdirSync(join(out, 'tx')).find((f) => f.endsWith('.json'))!.slice(0, 64);
+      expect(await get('/stats.json')).toEqual(file('stats.json'));
+      expect(await get(`/tx/${txid.toUpperCase()}.json`)).toEqual(file(`tx/${txid}.json`));
+      expect(await get('/name/d%2Fhistory.json?history')).toEqual(file('v/history/name/d/history.json'));
+      expect(await get('/tx/xyz.json')).toEqual({ status: 404, body: '{"error":"Tx xyz not found."}' });
+      expect(await get('/netlify.toml')).toEqual({ status: 404, body: '{"error":"Not found."}' });
+    } catch (e) {
+      console.error(runtime.output().slice(-3000));
+      throw e;
+    } finally {
+      await runtime.stop();
     }
   });
 });

@@ -52,21 +52,28 @@ describe('RPC transport errors', () => {
     expect(retryAttempts(750, 250, 8_000)).toBe(3);
   });
 
-  it('nothing listening: every retry prints one line (attempt n/max, cause, next delay), then a clear give-up', async () => {
-    const port = await freePort();
+  it('a node answering 503: every retry prints one line (attempt n/max, cause, next delay), then a clear give-up', async () => {
+    const port = await httpAnswering(503, 'text/plain', 'Service Unavailable');
     const url = `http://alice:s3cret@127.0.0.1:${port}/`;
     const { err, lines } = await failing(url, { giveUpMs: 300 });
     const max = retryAttempts(300, 20, 80);
     expect(lines.length).toBe(max - 1);
     lines.forEach((l, i) => {
-      expect(l).toMatch(
-        new RegExp(`^RPC http://alice@127\\.0\\.0\\.1:${port}/: getblockchaininfo: .*ECONNREFUSED.*; attempt ${i + 1}/${max}, next in \\d+ ms$`),
-      );
+      expect(l).toMatch(new RegExp(`^RPC http://alice@127\\.0\\.0\\.1:${port}/: getblockchaininfo: HTTP 503; attempt ${i + 1}/${max}, next in \\d+ ms$`));
     });
     expect(max).toBe(6); // waits 20 + 40 + 80 + 80 + 80 = 300 ms
     expect(lines.map((l) => Number(/next in (\d+) ms/.exec(l)![1]))).toEqual([20, 40, 80, 80, 80]);
-    expect(err.message).toMatch(new RegExp(`^RPC http://alice@127\\.0\\.0\\.1:${port}/: giving up after ${max} attempts over \\d+ ms: getblockchaininfo: .*ECONNREFUSED`));
+    expect(err.message).toMatch(new RegExp(`^RPC http://alice@127\\.0\\.0\\.1:${port}/: giving up after ${max} attempts over \\d+ ms: getblockchaininfo: HTTP 503`));
     for (const t of [err.message, ...lines]) expect(t).not.toContain('s3cret');
+  });
+
+  it('nothing listening (a stopped node): fails at once naming the URL, without the password', async () => {
+    const port = await freePort();
+    const { err, ms, lines } = await failing(`http://alice:s3cret@127.0.0.1:${port}/`, { giveUpMs: 60_000 });
+    expect(ms).toBeLessThan(5000);
+    expect(lines).toEqual([]);
+    expect(err.message).toMatch(new RegExp(`^RPC http://alice@127\\.0\\.0\\.1:${port}/: getblockchaininfo: connection refused \\(.*ECONNREFUSED.*\\): is the node running\\? --rpc-wait`));
+    expect(err.message).not.toContain('s3cret');
   });
 
   it('an answer that is not HTTP (e.g. a P2P port) fails at once', async () => {

@@ -3,12 +3,13 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { getNetwork } from '../chain/networks.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
+import { nginxUpstream } from '../hosts/nginx.js';
 import { buildSnapshot, type BuildOptions, type BuildReport } from '../site/build.js';
 import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
 import type { ChainSource } from '../source/types.js';
-import { command, warn, wholeNumber } from '../cli-args.js';
+import { command, duration, warn, wholeNumber } from '../cli-args.js';
 
 function printReport(r: BuildReport, out: string): void {
   const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';
@@ -55,11 +56,23 @@ const options = (y: Argv) =>
       coerce: (v: unknown) => wholeNumber('max-address-txouts', v, '10000'),
     })
     .option('rpc-cookie', { type: 'string', requiresArg: true, describe: 'cookie file for RPC auth' })
+    .option('rpc-wait', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'wait this long (e.g. 30s, 2m) for a node that refuses connections (starting); default: fail at once',
+      coerce: (v: unknown) => duration('rpc-wait', v, '30s'),
+    })
     .option('state', { type: 'string', requiresArg: true, describe: 'persistent index for incremental builds (default: <out>.state)' })
     .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
     .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
     .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (an invalid main-chain block is set aside with its descendants: the best valid chain is built)' })
     .option('hosts', { type: 'string', array: true, choices: [...HOSTS], describe: 'hosting providers to write glue files for (default: all)' })
+    .option('nginx-upstream', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'host:port of a snapshot serve the generated nginx.conf proxies what nginx cannot answer itself to',
+      coerce: (v: unknown) => nginxUpstream('nginx-upstream', v),
+    })
     // The old name of --hosts, kept so that scripts keep working (serve's --host is the address to listen on):
     // its values join --hosts before the checks, so that an unknown one is reported as one of --hosts.
     .option('host', { type: 'string', array: true, hidden: true })
@@ -77,7 +90,7 @@ export const buildCommand = command({
   handler: async (argv) => {
     const network = argv.network !== undefined ? getNetwork(argv.network) : undefined;
     const progress = new Progress();
-    const rpc = { cookieFile: argv['rpc-cookie'], log: (line: string) => progress.note(line) };
+    const rpc = { cookieFile: argv['rpc-cookie'], waitMs: argv['rpc-wait'], log: (line: string) => progress.note(line) };
     const open = async () => (argv.source ? openSource(argv.source, network, { rpc }) : demoSource(network));
     await buildAndReport(open, argv.out, progress, {
       height: argv.height,
@@ -88,6 +101,7 @@ export const buildCommand = command({
       pretty: argv.pretty,
       maxAddressTxouts: argv['max-address-txouts'],
       hosts: argv.hosts,
+      nginxUpstream: argv['nginx-upstream'],
     });
   },
 });

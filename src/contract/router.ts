@@ -166,7 +166,7 @@ export const MAX_TARGET = 4096;
 const HASH = /^[0-9a-fA-F]{64}$/;
 const STATIC_SEGMENT = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/;
 /** First path segments that belong to the API or the tree's internals, never served as-is. */
-const RESERVED_TOP = new Set(['tx', 'block', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf']);
+const RESERVED_TOP = new Set(['tx', 'block', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf', 'netlify.toml']);
 
 const STATIC_TYPES: Readonly<Record<string, string>> = {
   html: CONTENT_TYPES.html,

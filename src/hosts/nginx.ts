@@ -4,8 +4,8 @@
  * `map $args` → variant key → try_files); everything else (percent-encoded or natural names,
  * upper-case hashes, misses that need the id in the error text, capped addresses, hostile
  * paths) goes to `@router`:
- *   - with `upstream` (recommended): proxied to `snapshot serve`, so the answers are the
- *     router's, byte for byte;
+ *   - with `upstream` (recommended; `snapshot build --nginx-upstream host:port`): proxied to
+ *     `snapshot serve`, so the answers are the router's, byte for byte;
  *   - without: generic per-kind JSON 404 documents (errors/<kind>.json), as on any static host.
  * nginx normalizes `$uri` (decodes %XX, resolves `..`, merges `//`) before matching, so only raw
  * request targets made of `[A-Za-z0-9._~/?&=-]`, without `//` or dot-leading segments, are
@@ -22,6 +22,17 @@ export interface NginxOptions {
   /** `host:port` of a `snapshot serve` for what nginx cannot answer statically. */
   upstream?: string;
   info: SiteInfo;
+}
+
+/** A `host:port` for `proxy_pass` (host name, IPv4 or [IPv6]; port 1–65535), else a clear error naming the option. */
+export function nginxUpstream(option: string, value: unknown): string {
+  const text = String(value);
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : 0;
+  if (!m || port < 1 || port > 65535) {
+    throw new Error(`--${option} ${JSON.stringify(text)} is not host:port with a port 1–65535 (e.g. --${option} 127.0.0.1:8080, the address of snapshot serve)`);
+  }
+  return text;
 }
 
 export function nginxConfig(opts: NginxOptions): string {
@@ -92,6 +103,12 @@ server {
   default_type application/octet-stream;
   server_tokens off;
   etag on;
+  # Text documents compressed for clients that accept it (.bin: raw bytes, barely compressible).
+  # Proxied answers come from snapshot serve already compressed.
+  gzip on;
+  gzip_types application/json text/plain text/css text/javascript;
+  gzip_min_length 1024;
+  gzip_vary on;
 
   error_page 418 ${opts.upstream ? '=' : '=404'} @router;
   error_page 400 /${BAD_REQUEST_PATH};

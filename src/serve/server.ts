@@ -14,7 +14,8 @@
  *   file gets the route's JSON 404. The root itself may be a symlink (`out` -> its release).
  * Both paths send the same status line, headers and bytes: weak ETags `W/"<size>-<mtime ms>"`
  * (304 on an equal If-None-Match), Last-Modified, and Range/If-Range as range.ts decides
- * (GET only; one range → 206, several → the whole file, none satisfiable → JSON 416).
+ * (GET only; one range → 206, several → the whole file, none satisfiable → JSON 416); text
+ * documents encoded with brotli or gzip for clients that accept them (compress.ts).
  * Every error answer, including those to requests Node's parser rejects, is a JSON document.
  */
 import { constants, readFileSync } from 'node:fs';
@@ -26,6 +27,7 @@ import { finished, pipeline, type Duplex } from 'node:stream';
 import { errorBody, SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { ABSENT_CODES, FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
 import { decideRange, ifRangeAllows, type RangeDecision } from './range.js';
+import { EncodedBodies, pickEncoding, sendEncodedBody, streamEncoded, varyFor } from './compress.js';
 import {
   BAD_REQUEST,
   COMMON_HEADERS,
@@ -139,7 +141,7 @@ function rangeOf(req: http.IncomingMessage, m: FileMeta): RangeDecision {
 }
 
 function fileHeaders(r: FileResponse, m: FileMeta, length: number): (string | number)[] {
-  return [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', length, 'Last-Modified', m.lastModified, 'ETag', m.etag];
+  return [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', length, 'Last-Modified', m.lastModified, 'ETag', m.etag, ...varyFor(r.contentType, m.size)];
 }
 
 /**
@@ -149,7 +151,7 @@ function fileHeaders(r: FileResponse, m: FileMeta, length: number): (string | nu
  */
 function conditional(req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, m: FileMeta): { whole: boolean; start: number; end: number } | undefined {
   if (req.headers['if-none-match'] === m.etag) {
-    res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl]);
+    res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, ...varyFor(r.contentType, m.size)]);
     res.end();
     return undefined;
   }
@@ -169,6 +171,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
   const root = resolve(dir);
   const cache = opts.cache === false ? undefined : new FileCache(root, opts.cache);
   const tree = cache?.tree ?? new TreeRoot(root);
+  const encoded = new EncodedBodies();
   const watch = new TreeWatch(root, (opts.cache || undefined)?.revalidateMs ?? 1000, async () => {
     cache?.clear();
     if (opts.reloadSiteInfo === false) return;
@@ -204,6 +207,8 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
         return;
       }
       const m: FileMeta = { size: st.size, etag: `W/"${st.size}-${st.mtime.getTime()}"`, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime() };
+      const enc = pickEncoding(req, r.contentType, m.size);
+      if (enc) return void (streaming = streamEncoded(req, res, r, m, fh, enc, head));
       const send = conditional(req, res, r, m);
       if (send === undefined) return;
       if (send.whole) res.writeHead(200, fileHeaders(r, m, m.size));
@@ -234,6 +239,8 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
       res.end(head ? undefined : e.body);
       return;
     }
+    const enc = pickEncoding(req, r.contentType, e.body.length);
+    if (enc) return sendEncodedBody(req, res, r, e, e.body, enc, encoded, head);
     if (req.headers['if-none-match'] === e.etag || (req.headers.range !== undefined && !head)) {
       const send = conditional(req, res, r, { size: e.body.length, etag: e.etag, lastModified: e.lastModified, mtimeMs: e.mtimeMs });
       if (send === undefined) return;
@@ -244,7 +251,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
     }
     let h = e.headers;
     if (h === undefined || h.contentType !== r.contentType || h.cacheControl !== r.cacheControl) {
-      const list = [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, 'Last-Modified', e.lastModified, 'ETag', e.etag];
+      const list = [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, 'Last-Modified', e.lastModified, 'ETag', e.etag, ...varyFor(r.contentType, e.body.length)];
       h = e.headers = { contentType: r.contentType, cacheControl: r.cacheControl, list };
     }
     res.writeHead(200, h.list);

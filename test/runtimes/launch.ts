@@ -141,11 +141,15 @@ export function startPagesHost(dirs: string[]): Promise<RuntimeProcess> {
   return track(proc, () => readyLine(proc, (l) => (JSON.parse(l) as { urls?: string[] }).urls));
 }
 
-/** Deno running `netlify-host.ts` on the trees, one port per tree (it prints them once listening). */
-export function startDenoNetlify(deno: string, dirs: string[]): Promise<RuntimeProcess> {
+/**
+ * Deno running `netlify-host.ts` on the trees, one port per tree (it prints them once listening);
+ * `functionDirs`: each tree's edge functions directory (default `<tree>/_netlify/edge-functions`).
+ */
+export function startDenoNetlify(deno: string, dirs: string[], functionDirs?: string[]): Promise<RuntimeProcess> {
   const host = join(HERE, 'netlify-host.ts');
   const trees = dirs.map((d) => realpathSync(d));
-  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${[...trees, HERE].join(',')}`, '--allow-net=127.0.0.1', host, ...trees], {
+  const args = trees.map((t, i) => (functionDirs?.[i] !== undefined ? `${t}::${realpathSync(functionDirs[i])}` : t));
+  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${[...trees, HERE].join(',')}`, '--allow-net=127.0.0.1', host, ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },

@@ -3,13 +3,16 @@
  * way Netlify's edge does, so the conformance suite can run the generated glue in Deno, the
  * runtime Netlify Edge Functions run in.
  *
- *   deno run --allow-read=<tree>,… --allow-net=127.0.0.1 test/runtimes/netlify-host.ts <tree>...
+ *   deno run --allow-read=<tree>,… --allow-net=127.0.0.1 test/runtimes/netlify-host.ts <tree>[::<functions dir>]...
  *
  * Each tree is a site of its own on a port of its own (its own module instance of the function).
  * Prints `{"ports":[N,…]}` (in the order of the trees) on stdout once every site listens. What it
  * emulates of the platform:
- * - the function (`<tree>/_netlify/edge-functions/api.js`) runs for every request whose path
- *   matches its `config.path` (a URLPattern pathname, as on Netlify), with `(request, context)`;
+ * - each function of the edge functions directory (every `.js` file directly in it; default
+ *   `<tree>/_netlify/edge-functions`, else the one given after `::`, as a netlify.toml's
+ *   `edge_functions` names it) runs for every request whose path matches its `config.path` (a
+ *   URLPattern pathname, as on Netlify), with `(request, context)`, the first matching one in
+ *   file name order (the generated glue has one);
  * - its return value: a Response is sent; `undefined` continues to the origin (the static file);
  *   a URL rewrites to that same-site path; `context.next()` fetches the origin response;
  * - a `fetch` the function makes to its own site is a real HTTP request to this server, so it
@@ -25,6 +28,7 @@ interface DenoApi {
   args: string[];
   readFile(path: string): Promise<Uint8Array>;
   realPath(path: string): Promise<string>;
+  readDir(path: string): AsyncIterable<{ name: string; isFile: boolean }>;
   serve(
     options: { port: number; hostname: string; onListen: (addr: { port: number }) => void },
     handler: (request: Request) => Promise<Response>,
@@ -49,7 +53,7 @@ interface UrlPatternClass {
 }
 
 const { Deno, URLPattern } = globalThis as unknown as { Deno: DenoApi; URLPattern: UrlPatternClass };
-const FUNCTION_FILE = '_netlify/edge-functions/api.js';
+const FUNCTIONS_DIR = '_netlify/edge-functions';
 
 const TYPES: Record<string, string> = {
   json: 'application/json',
@@ -97,20 +101,34 @@ async function origin(root: string, request: Request): Promise<Response> {
   return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers });
 }
 
-/** Serves one tree on a port of its own; resolves with the port once listening. */
-async function serveTree(dir: string): Promise<{ port: number; finished: Promise<void> }> {
+/** The edge functions of a directory, in file name order, each with its path matcher. */
+async function loadFunctions(dir: string): Promise<{ mod: EdgeModule; matches: (url: string) => boolean }[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir)) if (e.isFile && e.name.endsWith('.js')) names.push(e.name);
+  if (names.length === 0) throw new Error(`no edge function (.js) in ${dir}`);
+  return Promise.all(
+    names.sort().map(async (name) => {
+      const mod = (await import(new URL(name, 'file://' + dir + '/').href)) as EdgeModule;
+      const paths = asList(mod.config?.path).map((p) => new URLPattern({ pathname: p }));
+      const excluded = asList(mod.config?.excludedPath).map((p) => new URLPattern({ pathname: p }));
+      return { mod, matches: (url: string) => paths.some((p) => p.test(url)) && !excluded.some((p) => p.test(url)) };
+    }),
+  );
+}
+
+/** Serves one tree (`<tree>[::<functions dir>]`) on a port of its own; resolves with the port once listening. */
+async function serveTree(arg: string): Promise<{ port: number; finished: Promise<void> }> {
+  const [dir, fnDir] = arg.split('::') as [string, string | undefined];
   const root = (await Deno.realPath(dir)) + '/';
-  const mod = (await import(new URL(FUNCTION_FILE, 'file://' + root).href)) as EdgeModule;
-  const paths = asList(mod.config?.path).map((p) => new URLPattern({ pathname: p }));
-  const excluded = asList(mod.config?.excludedPath).map((p) => new URLPattern({ pathname: p }));
-  const matches = (url: string) => paths.some((p) => p.test(url)) && !excluded.some((p) => p.test(url));
+  const functions = await loadFunctions(fnDir !== undefined ? await Deno.realPath(fnDir) : root + FUNCTIONS_DIR);
 
   let listening!: (port: number) => void;
   const port = new Promise<number>((ok) => (listening = ok));
   const server = Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: (addr) => listening(addr.port) }, async (request) => {
-    if (!matches(request.url)) return origin(root, request);
+    const fn = functions.find((f) => f.matches(request.url));
+    if (!fn) return origin(root, request);
     const context: NetlifyContext = { next: (req) => origin(root, req ?? request), site: { url: new URL(request.url).origin } };
-    const result = await mod.default(request, context);
+    const result = await fn.mod.default(request, context);
     if (result instanceof Response) return result;
     if (result instanceof URL) return origin(root, new Request(result, request));
     return context.next();
@@ -119,7 +137,7 @@ async function serveTree(dir: string): Promise<{ port: number; finished: Promise
 }
 
 async function main(): Promise<void> {
-  if (Deno.args.length === 0) throw new Error('usage: netlify-host.ts <tree>...');
+  if (Deno.args.length === 0) throw new Error('usage: netlify-host.ts <tree>[::<functions dir>]...');
   const servers = await Promise.all(Deno.args.map(serveTree));
   console.log(JSON.stringify({ ports: servers.map((s) => s.port) }));
   await Promise.all(servers.map((s) => s.finished));

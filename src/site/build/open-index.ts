@@ -21,6 +21,7 @@ export interface Opened {
   /** Addresses with more outputs get the capped document (0 = no cap). */
   cap: number;
   hosts: readonly HostName[];
+  nginxUpstream: string | undefined;
   /** The height asked for (else the source's tip) and the one to build. */
   asked: { requested: number; height: number };
   index: ChainIndex;
@@ -67,5 +68,5 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
   teardown.add(() => store.close());
   const index = new ChainIndex(store, new BlocksSpill(spillPath), net);
   teardown.add(() => index.spill.close());
-  return { targets, source, progress, pretty, cap, hosts, asked, index, meta, fullReason, full: fullReason !== undefined };
+  return { targets, source, progress, pretty, cap, hosts, nginxUpstream: opts.nginxUpstream, asked, index, meta, fullReason, full: fullReason !== undefined };
 }

@@ -24,6 +24,8 @@ export interface BuildOptions {
   maxAddressTxouts?: number;
   /** Hosts whose glue files the build writes (default: all). */
   hosts?: readonly HostName[];
+  /** `host:port` of a `snapshot serve` the nginx config proxies non-canonical requests to (default: static only). */
+  nginxUpstream?: string;
   /** Ignore the index and build everything. */
   full?: boolean;
   /**

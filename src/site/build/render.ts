@@ -26,7 +26,7 @@ export interface Rendered {
  * site files. The meta row gets the figures a full build's scan does not count.
  */
 export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown): Promise<Rendered> {
-  const { index, meta, pretty, cap, progress, hosts, full, targets } = opened;
+  const { index, meta, pretty, cap, progress, hosts, nginxUpstream, full, targets } = opened;
   const { height, changes, side, orphan } = synced;
   await index.store.root.flushed; // the render threads read the index
   const rawWritten = full; // by the scan (sync phase)
@@ -40,6 +40,6 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
   meta.capped = addressed.capped;
   if (full) meta.addresses = addressed.paid; // a full build's scan does not count addresses (BlockEffects.addressesChange)
   const [names, nonUtf8Names] = isNamecoin(index.net) ? await writeNames(ctx) : [0, 0];
-  const tipHash = await writeSiteFiles(ctx, targets.outDir, hosts, side, orphan);
+  const tipHash = await writeSiteFiles(ctx, targets.outDir, { hosts, nginxUpstream }, side, orphan);
   return { pool, tipHash, names, nonUtf8Names };
 }

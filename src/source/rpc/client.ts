@@ -2,7 +2,8 @@
  * The JSON-RPC client of the RPC source: HTTP transport, credentials (URL user/password or
  * cookie file), JSON-RPC framing of single calls and batches, retry of transient failures with
  * capped exponential back-off (one log line per retry) and the cases that fail at once
- * (authentication, a port that is not HTTP, an unknown host, an answer that is not JSON-RPC).
+ * (authentication, a port that is not HTTP, an unknown host, an answer that is not JSON-RPC, a
+ * refused connection before the node ever answered unless `waitMs` waits for it to listen).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -25,6 +26,11 @@ export interface RpcClientOptions {
   /** First back-off delay (default 250 ms); doubles per retry up to retryMaxMs (default 8 s). */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /**
+   * How long a node that refuses connections before it has ever answered is waited for (a node
+   * that is starting; default 0: fail at once). Refusals after an answer follow the retry policy.
+   */
+  waitMs?: number;
   /** Where each retry is announced, one line each (default: stderr). */
   log?: (line: string) => void;
   /** Home directory for the default cookie path (default os.homedir()). */
@@ -56,8 +62,13 @@ export class RpcError extends Error {
 }
 
 export class TransientError extends Error {}
+/** A refused connection while waiting for a node to listen: retried within `waitMs`, not counted as an attempt. */
+class NotListeningError extends TransientError {}
 /** Not worth retrying (authentication). */
 class FatalError extends Error {}
+
+/** Longest back-off while waiting for a node to listen: it is found soon after it starts. */
+const WAIT_POLL_MAX_MS = 1000;
 
 /** The default cookie file a node writes for a network. */
 export function defaultCookiePath(network: Network, home = homedir()): string {
@@ -129,6 +140,7 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
   const retryInitialMs = opts.retryInitialMs ?? 250;
   const retryMaxMs = opts.retryMaxMs ?? 8_000;
   const maxAttempts = retryAttempts(giveUpMs, retryInitialMs, retryMaxMs);
+  const waitMs = opts.waitMs ?? 0;
   const log = opts.log ?? ((line: string) => void process.stderr.write(line + '\n'));
   const warnings: string[] = [];
   const MAX_RETRY_WARNINGS = 50;
@@ -168,16 +180,21 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
 
   // ---- transport with retries ----
   let nextId = 1;
+  // Whether the node has answered (any HTTP answer), and when the first request went out.
+  let answered = false;
+  let firstRequestAt: number | undefined;
 
   async function post(body: unknown, what: string): Promise<{ status: number; json: unknown }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (authorization) headers.authorization = authorization;
     let res: Response;
     let text: string;
+    firstRequestAt ??= Date.now();
     try {
       // The node is the URL the user gave: a redirect is reported, never followed (fetch would
       // re-send the credentials and the calls to wherever the Location points).
       res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      answered = true;
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel().catch(() => undefined);
         const location = res.headers.get('location');
@@ -207,6 +224,18 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
         throw new FatalError(`RPC ${where}: ${what}: the answer is not HTTP (${cause.code}: ${cause.message}); is this the node's RPC port (not its P2P port)?`);
       }
       if (cause?.code === 'ENOTFOUND') throw new FatalError(`RPC ${where}: ${what}: host ${endpoint.hostname} not found`);
+      if (cause?.code === 'ECONNREFUSED' && !answered) {
+        // Nothing listens and nothing ever did: a stopped node fails now, a starting one is waited for.
+        const waited = Date.now() - firstRequestAt;
+        if (waited >= waitMs) {
+          throw new FatalError(
+            waitMs > 0
+              ? `RPC ${where}: ${what}: connection refused (${errorText(e)}): nothing listened within ${waitMs} ms (--rpc-wait)`
+              : `RPC ${where}: ${what}: connection refused (${errorText(e)}): is the node running? --rpc-wait <time> (e.g. 2m) waits for a node that is starting`,
+          );
+        }
+        throw new NotListeningError(`${what}: ${errorText(e)}; waiting for the node to listen (${waited} of ${waitMs} ms)`);
+      }
       throw new TransientError(`${what}: ${errorText(e)}`);
     }
     let json: unknown;
@@ -236,6 +265,13 @@ export function rpcClient(url: string, opts: RpcClientOptions = {}): RpcClient {
         return await attempt();
       } catch (e) {
         if (!(e instanceof TransientError)) throw e;
+        if (e instanceof NotListeningError) {
+          const wait = Math.min(delay, WAIT_POLL_MAX_MS);
+          log(`RPC ${where}: ${e.message}, next in ${wait} ms`);
+          await sleep(wait);
+          delay = Math.min(delay * 2, retryMaxMs);
+          continue;
+        }
         tries++;
         const elapsed = Date.now() - started;
         if (tries >= maxAttempts) {
