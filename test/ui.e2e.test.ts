@@ -371,7 +371,9 @@ describe.skipIf(!HAVE_CHROMIUM)(HAVE_CHROMIUM ? 'browsing UI in headless Chromiu
     try {
       for (const height of [3, 0, info.height]) {
         requested.length = 0;
-        await search(b, String(height), 'block');
+        const ms = await search(b, String(height), 'block');
+        const heap = await b.page.evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0);
+        console.log(`UI search for height ${height}: ${ms.toFixed(0)} ms, ${requested.length} requests, JS heap ${(heap / 1e6).toFixed(1)} MB`);
         expect(await text(b.page, '[data-field="subtitle"]'), `height ${height}`).toBe(hashes[height]);
         expect(requested, `height ${height}`).toContain(`/block-height/${height}.json`);
         // No walk: at most the opened block's own document (unless the UI has it already), none of the blocks above it.
