@@ -73,6 +73,7 @@ function kindOf(rel: string, info: SiteInfo): Kind | undefined {
   let m: RegExpExecArray | null;
   if (/^tx\/[0-9a-f]{64}\.json$/.test(rel)) return { schema: 'tx.schema.json' };
   if (/^block\/[0-9a-f]{64}\.json$/.test(rel)) return { schema: 'block.schema.json' };
+  if (/^block-height\/(0|[1-9][0-9]*)\.json$/.test(rel)) return { schema: 'block-height.schema.json' };
   if ((m = /^address\/([A-Za-z0-9]+)\.json$/.exec(rel))) {
     return { schema: info.cappedAddresses.includes(m[1]!) ? 'address-capped.schema.json' : 'address.schema.json' };
   }
@@ -190,7 +191,7 @@ const errs = (schema: string, doc: unknown) => {
 describe('API contract: schemas and OpenAPI file', () => {
   it('every schema compiles in ajv strict mode (draft 2020-12)', () => {
     expect(SCHEMA_FILES).toEqual([
-      'address-capped.schema.json', 'address.schema.json', 'block.schema.json', 'error.schema.json', 'name.schema.json',
+      'address-capped.schema.json', 'address.schema.json', 'block-height.schema.json', 'block.schema.json', 'error.schema.json', 'name.schema.json',
       'names.schema.json', 'site-info.schema.json', 'stats.schema.json', 'tx.schema.json',
     ]);
     for (const f of SCHEMA_FILES) {
@@ -252,7 +253,7 @@ describe('API contract: schemas and OpenAPI file', () => {
     const used = new Set(external.map((r) => r.slice('schemas/'.length).split('#')[0]));
     expect([...used].sort()).toEqual(SCHEMA_FILES.filter((f) => f !== 'site-info.schema.json'));
     expect(Object.keys(spec.paths as object).sort()).toEqual([
-      '/address/{address}.json', '/block/{hash}.bin', '/block/{hash}.hex', '/block/{hash}.json', '/name/{name}.json', '/names.json',
+      '/address/{address}.json', '/block-height/{height}.json', '/block/{hash}.bin', '/block/{hash}.hex', '/block/{hash}.json', '/name/{name}.json', '/names.json',
       '/stats.json', '/tx/{txid}.bin', '/tx/{txid}.hex', '/tx/{txid}.json',
     ]);
   });
@@ -274,7 +275,7 @@ describe('API contract: schemas and OpenAPI file', () => {
   it('docs/api.md names every schema, every path and the contract URLs', () => {
     const md = readDoc('api.md');
     for (const f of SCHEMA_FILES) expect(md, f).toContain(`schemas/${f}`);
-    for (const p of ['/tx/', '/block/', '/address/', '/name/', '/names.json', '/stats.json', '/openapi.json', '/schemas/']) expect(md, p).toContain(p);
+    for (const p of ['/tx/', '/block/', '/block-height/', '/address/', '/name/', '/names.json', '/stats.json', '/openapi.json', '/schemas/']) expect(md, p).toContain(p);
     for (const f of WITH_FLAGS) expect(md, f).toContain(`with_${f}`);
     // The README points at this contract, not at reference files the repository does not hold.
     const readme = readFileSync(join(DOCS, '..', 'README.md'), 'utf8');
@@ -375,6 +376,7 @@ describe('API contract: the demo build', () => {
       [out, `/tx/${docFile}.json`, 200], [out, `/tx/${docFile}.bin`, 200], [out, `/tx/${docFile.toUpperCase()}.hex`, 200],
       [out, `/tx/${'0'.repeat(64)}.json`, 404], [out, '/tx/xyz.bin', 404],
       [out, `/block/${tip(out)}.json`, 200], [out, `/block/${tip(out)}.bin`, 200], [out, `/block/${'f'.repeat(64)}.hex`, 404],
+      [out, '/block-height/0.json', 200], [out, '/block-height/99999.json', 404], [out, '/block-height/007.json', 404],
       [out, `/address/${addr}.json`, 200], [out, '/address/nope.json', 404], [out, '/address/mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn.json', 404],
       [capped, `/address/${cappedInfo.cappedAddresses[0]}.json`, 500],
       [out, '/name/d/history.json', 200], [out, '/name/d%2Fhistory.json?history&with_all', 200], [out, '/name/d/history.json?with_rawtx=0', 200],

@@ -211,6 +211,21 @@ function buildTable(t: Tree): Row[] {
     err(`/${kind}/`, 404, 'Not found.');
   }
 
+  // Heights: every block-height document, and the misses (above the tip, not canonical decimal, no format).
+  const heights = files.map((f) => /^block-height\/(0|[1-9]\d*)\.json$/.exec(f)?.[1]).filter((x): x is string => x !== undefined);
+  for (const h of heights) ok(`/block-height/${h}.json`, `block-height/${h}.json`, JSON_T, SHORT);
+  if (heights.length > 0) {
+    ok('/block-height/1.json?x', 'block-height/1.json', JSON_T, SHORT);
+    ok('/block-height/%31.json', 'block-height/1.json', JSON_T, SHORT);
+    err(`/block-height/${heights.length}.json`, 404, `Block at height ${heights.length} not found.`);
+    err('/block-height/01.json', 404, 'Block height 01 is invalid.');
+    err('/block-height/-1.json', 404, 'Block height -1 is invalid.');
+    err('/block-height/x%20y.json', 404, 'Block height x y is invalid.');
+    err('/block-height/1', 404, 'Not found.');
+    err('/block-height/1.hex', 404, 'Not found.');
+    err('/block-height/', 404, 'Not found.');
+  }
+
   t.names.forEach((name, ni) => {
     const enc = encodeNamePath(name);
     const rich = t.richName?.equals(name) ?? false;

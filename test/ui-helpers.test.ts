@@ -149,11 +149,14 @@ describe('search by shape', () => {
     expect(searchPlan(tx.toUpperCase(), 150)).toEqual([{ try: 'tx', id: tx }, { try: 'block', id: tx }]);
     expect(searchPlan(mined, 150)).toEqual([{ try: 'block', id: mined }, { try: 'tx', id: mined }]);
   });
-  it('a height within reach of the tip, then the same text as a name', () => {
+  it('a height up to the tip (any depth: one block-height document), then the same text as a name', () => {
     expect(searchPlan('145', 150).map((s) => s.try)).toEqual(['height', 'name']);
     expect(searchPlan('145', 150)[0]).toEqual({ try: 'height', height: 145 });
+    expect(searchPlan('3', 200)[0]).toEqual({ try: 'height', height: 3 });
+    expect(searchPlan('0', 900_000)[0]).toEqual({ try: 'height', height: 0 });
+    expect(searchPlan('201', 200).map((s) => s.try)).toEqual(['name']);
     expect(searchPlan('151', 150).map((s) => s.try)).toEqual(['name']);
-    expect(searchPlan('5', 1000).map((s) => s.try)).toEqual(['name']);
+    expect(searchPlan('5', 1000).map((s) => s.try)).toEqual(['height', 'name']);
     expect(searchPlan('5', null).map((s) => s.try)).toEqual(['name']);
   });
   it('addresses (Base58 and bech32) before names; names as UTF-8, then Latin-1 bytes when those are not UTF-8', () => {

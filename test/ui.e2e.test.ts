@@ -7,6 +7,8 @@
  * every kind of page at 1280 and 390 px (`<page>-desktop.png`, `<page>-390.png`).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -354,6 +356,196 @@ describe.skipIf(!HAVE_CHROMIUM)(HAVE_CHROMIUM ? 'browsing UI in headless Chromiu
       }
     }
     await b.page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('search: any height opens its block from the one block-height document (no walk from the tip)', async () => {
+    const hashes: string[] = [];
+    let hash = info.tip;
+    for (let h = info.height; h >= 0; h--) {
+      hashes[h] = hash;
+      hash = (await api(`/block/${hash}.json`)).prev_block;
+    }
+    const requested: string[] = [];
+    const onRequest = (req: { url(): string }) => requested.push(new URL(req.url()).pathname);
+    b.page.on('request', onRequest);
+    try {
+      for (const height of [3, 0, info.height]) {
+        requested.length = 0;
+        const ms = await search(b, String(height), 'block');
+        const heap = await b.page.evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0);
+        console.log(`UI search for height ${height}: ${ms.toFixed(0)} ms, ${requested.length} requests, JS heap ${(heap / 1e6).toFixed(1)} MB`);
+        expect(await text(b.page, '[data-field="subtitle"]'), `height ${height}`).toBe(hashes[height]);
+        expect(requested, `height ${height}`).toContain(`/block-height/${height}.json`);
+        // No walk: at most the opened block's own document (unless the UI has it already), none of the blocks above it.
+        expect(requested.filter((u) => u.startsWith('/block/') && u !== `/block/${hashes[height]}.json`), `height ${height}`).toEqual([]);
+      }
+    } finally {
+      b.page.off('request', onRequest);
+    }
+    // Above the tip: nothing found (tried as a name).
+    expectedMisses.add(`/name/${info.height + 1}.json?${HISTORY_QUERY}`);
+    await search(b, String(info.height + 1), 'missing');
+  });
+
+  /** Not-found and invalid pages of each kind: [label, route, the request that misses]. */
+  const missingPages = (): [string, string, string][] => {
+    const id = 'ab'.repeat(32);
+    const unused = 'n' + '1'.repeat(33); // not base58check-valid: the router calls it invalid
+    return [
+      ['tx-missing', `#/tx/${id}`, `/tx/${id}.json`],
+      ['block-missing', `#/block/${id}`, `/block/${id}.json`],
+      ['address-invalid', `#/address/${unused}`, `/address/${unused}.json`],
+      ['address-missing', '#/address/mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn', '/address/mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn.json'],
+      ['name-missing', `#/name/d/${'x'.repeat(120)}`, `/name/d/${'x'.repeat(120)}.json?${HISTORY_QUERY}`],
+      ['search-nothing', `#/search/${'z'.repeat(100)}`, `/name/${'z'.repeat(100)}.json?${HISTORY_QUERY}`],
+      ['bad-route', `#/nope/${'q'.repeat(100)}`, ''],
+    ];
+  };
+
+  it('390 px: no page scrolls sideways, found or not found (64-digit ids, long names and addresses wrap)', async () => {
+    const rec = await api(`/name/d/history.json?with_block`);
+    const found: [string, string, string][] = [
+      ['home', '', 'home'],
+      ['tx', `#/tx/${rec.txid}`, 'tx'],
+      ['block', `#/block/${rec.block}`, 'block'],
+      ['address', `#/address/${rec.address}`, 'address'],
+      ['name', '#/name/id/json', 'name'],
+      ['names', '#/names', 'names'],
+    ];
+    await b.page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const [name, hash, kind] of [...found, ...missingPages().map(([n, h, miss]): [string, string, string] => {
+        if (miss) expectedMisses.add(miss);
+        return [n, h, 'missing'];
+      })]) {
+        await act(b, `open ${name} (390)`, kind, () => b.page.goto(url(hash)));
+        expect(await pageWidth(b.page), `${name} at 390 px`).toBeLessThanOrEqual(390);
+        await screenshot(b, `${name}-390`);
+      }
+    } finally {
+      await b.page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
+  it('not found and invalid pages: the title says what the page says', async () => {
+    for (const [name, hash] of missingPages()) {
+      await act(b, `open ${name}`, 'missing', () => b.page.goto(url(hash)));
+      const heading = await text(b.page, '[data-field="notice"] h1');
+      const body = await text(b.page, '[data-field="notice"]');
+      const title = await b.page.title();
+      expect(title.split(' \u00b7 ')[0], name).toBe(heading);
+      // "invalid" and "not found" are different answers: the heading says the one the body says.
+      expect(/invalid/i.test(heading), `${name}: ${heading} / ${body}`).toBe(/is invalid/.test(body));
+      expect(/not found|nothing found/i.test(heading), `${name}: ${heading} / ${body}`).toBe(!/is invalid/.test(body) && /not found|Nothing found|no page/i.test(body));
+    }
+  });
+
+  it('amounts never break across lines (desktop and 390 px)', async () => {
+    // The address with the largest received total (long amounts in the Received/Sent tiles).
+    let big = { address: '', coin_in: -1 };
+    for (const f of readdirSync(join(out, 'address'))) {
+      const doc = JSON.parse(readFileSync(join(out, 'address', f), 'utf8'));
+      if (typeof doc.coin_in === 'number' && doc.coin_in > big.coin_in) big = { address: doc.address, coin_in: doc.coin_in };
+    }
+    expect(big.coin_in).toBeGreaterThan(1e11); // ≥ 1,000 coins: a grouped integer part
+    const rec = await api(`/name/d/history.json?with_block`);
+    // Totals longer than the demo chain's, served in place of another address's document: five
+    // integer digits (as seen on a real chain) and the whole supply with every fractional digit.
+    const other = (await api(`/tx/${rec.txid}.json`)).out.find((o: Doc) => o.address && o.address !== big.address).address as string;
+    const longDoc = { ...(await api(`/address/${other}.json`)), coin_in: 1_516_781_944_600, coin_out: 2_099_999_997_690_001, balance: 1_234_567_890_123_456 };
+    await b.page.route(`**/address/${other}.json`, (r) => r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(longDoc) }));
+    const pages: [string, string, string][] = [
+      ['home', '', 'home'],
+      ['address-big', `#/address/${big.address}`, 'address'],
+      ['address-long-totals', `#/address/${other}`, 'address'],
+      ['tx', `#/tx/${rec.txid}`, 'tx'],
+      ['block', `#/block/${rec.block}`, 'block'],
+    ];
+    try {
+      for (const width of [1280, 390]) {
+        await b.page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+        for (const [name, hash, kind] of pages) {
+          // A reload: the UI's fetch cache must not hold the real document of the replaced one.
+          await act(b, `open ${name} (${width})`, kind, () => b.page.goto(url(hash)).then(() => b.page.reload()));
+          if (name === 'address-long-totals') {
+            expect(await b.page.getAttribute('[data-field="coin_out"] .amt', 'data-value')).toBe(decimal(longDoc.coin_out));
+            expect(shownAmount(await text(b.page, '[data-field="coin_in"]'))).toBe(decimal(longDoc.coin_in));
+          }
+          const split = await b.page.evaluate(() => {
+            /* eslint-disable @typescript-eslint/no-explicit-any -- DOM objects (the tests' TS has no DOM lib) */
+            const g = globalThis as any;
+            const out: string[] = [];
+            for (const el of g.document.querySelectorAll('main .amt') as any[]) {
+              const rects = [...el.getClientRects()].filter((r: any) => r.width > 0);
+              if (rects.length === 0) continue; // not displayed
+              const lines = new Set(rects.map((r: any) => Math.round(r.top)));
+              if (lines.size > 1) out.push(`${el.getAttribute('data-value')}: ${lines.size} lines`);
+            }
+            return out;
+          });
+          expect(split, `${name} at ${width} px`).toEqual([]);
+          expect(await amountsClipped(b.page), `${name} at ${width} px`).toEqual([]);
+          expect(await pageWidth(b.page), `${name} at ${width} px`).toBeLessThanOrEqual(width);
+          await screenshot(b, `amounts-${name}-${width}`);
+        }
+      }
+    } finally {
+      await b.page.unroute(`**/address/${other}.json`);
+      await b.page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
+  it('390 px: a name value box shows every line (nothing clipped or scrolled away)', async () => {
+    await b.page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const name of ['id/json', 'd/history']) {
+        await act(b, `open ${name} (390)`, 'name', () => b.page.goto(url(`#/name/${name}`)));
+        const boxes = await b.page.locator('main .value-box').evaluateAll((els) =>
+          els.map((e) => ({ raw: e.getAttribute('data-raw'), scroll: e.scrollHeight, client: e.clientHeight, overflowY: (globalThis as unknown as { getComputedStyle(e: unknown): { overflowY: string } }).getComputedStyle(e).overflowY })),
+        );
+        expect(boxes.length, name).toBeGreaterThan(0);
+        for (const box of boxes) expect(box.scroll <= box.client || box.overflowY === 'visible', `${name}: ${JSON.stringify(box)}`).toBe(true);
+      }
+    } finally {
+      await b.page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
+  it('a slow first load shows a loading state until assets/site.json arrives', async () => {
+    // A proxy in front of the server that holds assets/site.json until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let asked = false;
+    const proxy = createServer((req, res) => {
+      const go = () =>
+        fetch(server.url + req.url!).then(async (r) => {
+          res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/octet-stream' });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        });
+      if (req.url!.startsWith('/assets/site.json')) {
+        asked = true;
+        void held.then(go);
+      } else void go();
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const page = await b.context.newPage();
+    try {
+      const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+      await page.goto(base, { waitUntil: 'domcontentloaded' });
+      await page.waitForFunction(() => (globalThis as unknown as { document: { readyState: string } }).document.readyState === 'complete');
+      expect(asked).toBe(true);
+      const shown = await page.locator('main').evaluate((m) => ({ text: m.textContent ?? '', visible: (m as unknown as { offsetHeight: number }).offsetHeight > 0 }));
+      expect(shown.text).toMatch(/Loading/);
+      expect(shown.visible).toBe(true);
+      expect(await page.getAttribute('body', 'data-state')).toBe('loading');
+      release();
+      await page.waitForFunction(() => (globalThis as unknown as { document: { body: { getAttribute(n: string): string | null } } }).document.body.getAttribute('data-page') === 'home');
+      expect(await page.locator('main').textContent()).not.toMatch(/Loading/);
+    } finally {
+      release();
+      await page.close();
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
   });
 
   // Render times are logged, not asserted: speed targets live in benchmarks (a loaded CI box is slow).

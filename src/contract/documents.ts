@@ -107,6 +107,9 @@ export type BlockDoc<Tx = BlockTxDoc> = BlockHeaderDoc & {
   next_block?: Hash;
 };
 
+/** `block-height/<h>.json`: the main-chain block at a height. */
+export type BlockHeightDoc = { height: number; hash: Hash };
+
 /** An unspent output of an address: `{"tx": {hash, n}, ...the output's fields}`. */
 export type UnspentOutputDoc = { tx: OutPoint; value: string; scriptPubKey: string; address: string };
 
@@ -227,6 +230,7 @@ const auxPow = {
 export const BLOCK_DOC_KEYS = {
   ...blockHeader, n_tx: 'required', size: 'required', tx: 'required', mrkl_tree: 'required', aux_pow: 'optional', next_block: 'optional',
 } as const satisfies KeyTable<BlockDoc>;
+const blockHeight = { height: 'required', hash: 'required' } as const satisfies KeyTable<BlockHeightDoc>;
 const unspentOutput = { tx: 'required', value: 'required', scriptPubKey: 'required', address: 'required' } as const satisfies KeyTable<UnspentOutputDoc>;
 const address = {
   address: 'required', hash160: 'required', tx_in_sz: 'required', tx_out_sz: 'required', coin_in: 'required', coin_out: 'required', balance: 'required',
@@ -268,6 +272,7 @@ export const DOCUMENT_KEYS: Readonly<Record<string, Readonly<Record<string, Pres
   'block.schema.json': BLOCK_DOC_KEYS,
   'block.schema.json#/$defs/auxPow': auxPow,
   'block.schema.json#/$defs/parentBlock': parentBlock,
+  'block-height.schema.json': blockHeight,
   'address.schema.json': address,
   'address.schema.json#/$defs/unspentOutput': unspentOutput,
   'address-capped.schema.json': error,

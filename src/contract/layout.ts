@@ -5,7 +5,7 @@
  * modules) so the router can ship it unchanged to edge runtimes.
  *
  * Layout (docs/operations.md, "Output tree"):
- *   stats.json, tx/<txid>.json|.bin|.hex, block/<hash>.json|.bin|.hex, address/<a>.json,
+ *   stats.json, tx/<txid>.json|.bin|.hex, block/<hash>.json|.bin|.hex, block-height/<h>.json, address/<a>.json,
  *   name/<enc>.json (base document), v/<key>/name/<enc>.json (the other 63 query variants),
  *   errors/{tx,block,address,name,default}.json, 404.html, _site.json, _manifest.json.
  */
@@ -125,6 +125,7 @@ export {
   ADDRESS_DIR,
   BAD_REQUEST_PATH,
   BLOCK_DIR,
+  BLOCK_HEIGHT_DIR,
   ERRORS_DIR,
   ERROR_KINDS,
   GENERIC_ERROR_MESSAGES,
@@ -140,9 +141,11 @@ export {
   URI_TOO_LONG_PATH,
   addressPath,
   baseNamePath,
+  blockHeightPath,
   blockPath,
   errorBody,
   errorDocPath,
+  parseHeight,
   txPath,
   type BinExt,
   type ErrorKind,

@@ -10,6 +10,8 @@ export type ErrorKind = 'tx' | 'block' | 'address' | 'name' | 'default';
 /** Top directories of the per-resource documents (host rules match on them). */
 export const TX_DIR = 'tx';
 export const BLOCK_DIR = 'block';
+/** `block-height/<height>.json`: the main-chain block at a height (`{height, hash}`). */
+export const BLOCK_HEIGHT_DIR = 'block-height';
 export const ADDRESS_DIR = 'address';
 export const NAME_DIR = 'name';
 /** `v/<variant key>/name/…`: the name query variants other than the base document. */
@@ -45,6 +47,19 @@ export function txPath(txid: string, ext: BinExt): string {
 
 export function blockPath(hash: string, ext: BinExt): string {
   return `${BLOCK_DIR}/${hash}.${ext}`;
+}
+
+/** The main-chain block at `height` (canonical decimal, see {@link parseHeight}). */
+export function blockHeightPath(height: number): string {
+  return `${BLOCK_HEIGHT_DIR}/${height}.json`;
+}
+
+/** Longest height spelling answered (10 digits: every 32-bit height). */
+const HEIGHT_TEXT = /^(0|[1-9][0-9]{0,9})$/;
+
+/** A height from its canonical decimal spelling (no sign, no leading zero); else undefined. */
+export function parseHeight(text: string): number | undefined {
+  return HEIGHT_TEXT.test(text) ? Number(text) : undefined;
 }
 
 export function addressPath(addr: string): string {

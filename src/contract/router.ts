@@ -11,12 +11,14 @@ import { NETWORKS, type NetworkName } from '../chain/networks.js';
 import { canonicalAddress, type AddressParams } from './address.js';
 import {
   addressPath,
+  blockHeightPath,
   blockPath,
   encodeNamePath,
   decodeNamePathBytes,
   errorBody,
   isCanonicalNamePath,
   namePathEncoded,
+  parseHeight,
   txPath,
   variantFromQuery,
   STATS_PATH,
@@ -166,7 +168,7 @@ export const MAX_TARGET = 4096;
 const HASH = /^[0-9a-fA-F]{64}$/;
 const STATIC_SEGMENT = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/;
 /** First path segments that belong to the API or the tree's internals, never served as-is. */
-const RESERVED_TOP = new Set(['tx', 'block', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf', 'netlify.toml']);
+const RESERVED_TOP = new Set(['tx', 'block', 'block-height', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf', 'netlify.toml']);
 
 const STATIC_TYPES: Readonly<Record<string, string>> = {
   html: CONTENT_TYPES.html,
@@ -195,6 +197,17 @@ function idDoc(kind: 'tx' | 'block', rest: string): RouteResult {
   const hash = id.toLowerCase();
   const path = kind === 'tx' ? txPath(hash, ext as BinExt) : blockPath(hash, ext as BinExt);
   return file(path, CONTENT_TYPES[ext as BinExt], ext === 'json' ? CACHE_SHORT : CACHE_LONG, missing);
+}
+
+/** `/block-height/<h>.json`: only the canonical decimal spelling is a height (one file per height). */
+function heightDoc(rest: string): RouteResult {
+  const text = decodeText(rest);
+  if (!text.endsWith('.json') || text.indexOf('/') !== -1) return NOT_FOUND;
+  const spelled = text.slice(0, -5);
+  if (spelled === '') return NOT_FOUND;
+  const height = parseHeight(spelled);
+  if (height === undefined) return errorResponse(404, `Block height ${spelled} is invalid.`);
+  return file(blockHeightPath(height), CONTENT_TYPES.json, CACHE_SHORT, () => errorResponse(404, `Block at height ${height} not found.`));
 }
 
 const ADDRESS_MEMO_SIZE = 4096;
@@ -258,7 +271,7 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.
 const STATS_FILE = file(STATS_PATH, CONTENT_TYPES.json, CACHE_SHORT, NOT_FOUND);
 
 /**
- * The common forms (`/tx/…`, `/block/…`, `/address/…`, `/name/…`, `/stats.json` with a path of
+ * The common forms (`/tx/…`, `/block/…`, `/block-height/…`, `/address/…`, `/name/…`, `/stats.json` with a path of
  * plain characters, no '%', no dot-leading segment, no '//') skip the decoding and
  * normalization checks of {@link route}, which could not change them: same answers, fewer
  * allocations. Anything else → undefined (take the general path).
@@ -283,6 +296,7 @@ function fastRoute(target: string, site: RouterSite): RouteResult | undefined {
   if (path.indexOf('/.') !== -1 || path.indexOf('//') !== -1) return undefined;
   if (path.startsWith('/tx/')) return idDoc('tx', path.slice(4));
   if (path.startsWith('/block/')) return idDoc('block', path.slice(7));
+  if (path.startsWith('/block-height/')) return heightDoc(path.slice(14));
   if (path.startsWith('/name/')) return site.names ? nameDoc(path.slice(6), q === len ? '' : target.slice(q + 1)) : NOT_FOUND;
   if (path.startsWith('/address/')) return addressDoc(path.slice(9), site);
   if (path === '/stats.json') return STATS_FILE;
@@ -361,6 +375,8 @@ export function route(target: string, site: RouterSite): RouteResult {
         return idDoc('tx', rest);
       case 'block':
         return idDoc('block', rest);
+      case 'block-height':
+        return heightDoc(rest);
       case 'address':
         return addressDoc(rest, site);
       case 'name':

@@ -2,8 +2,9 @@
 // builds): kept apart from the stage (blocks.ts), which works with the whole StageContext.
 import type { ChainIndex } from '../index/query.js';
 import { blockFrame, renderBlock } from '../render/block.js';
+import { renderBlockHeight } from '../render/block-height.js';
 import { renderTx } from '../render/tx.js';
-import { blockPath, txPath } from '../contract/layout.js';
+import { blockHeightPath, blockPath, txPath } from '../contract/layout.js';
 import type { SiteWriter } from '../publish/site-writer.js';
 import { assembleBlockDocument, previousElements, txElement } from './block-document.js';
 
@@ -54,7 +55,7 @@ export function txFiles(sink: FileSink, txid: string, text: Buffer, raw: Buffer)
 }
 
 /**
- * A main-chain block's documents and its transactions' (only those in `onlyTxs` when given),
+ * A main-chain block's documents (its height's `block-height` document included) and its transactions' (only those in `onlyTxs` when given),
  * at snapshot height `tip`. Runs on the render threads. A compact block document is assembled
  * from the tx documents rendered here (block-document.ts); with `onlyTxs` (an older block
  * whose other txs did not change), the other txs' elements are the bytes of the block's
@@ -83,4 +84,6 @@ export function renderHeight(index: ChainIndex, height: number, tip: number, pre
   sink.block(kind);
   const whole = pretty || (only && !previous);
   writeBlockFiles(sink, hash, whole ? renderBlock(block, index.net, spenders, next, pretty) : assembleBlockDocument(head, elements, tail), block.raw);
+  // A block new at this height (every height of a full build): the height's document changes with it.
+  if (!only) sink.file(blockHeightPath(height), renderBlockHeight(height, hash, pretty));
 }

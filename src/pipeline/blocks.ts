@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fromDisplayHex } from '../chain/hash.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { renderBlock } from '../render/block.js';
+import { renderBlockHeight } from '../render/block-height.js';
 import { renderTx } from '../render/tx.js';
-import { blockPath, txPath } from '../contract/layout.js';
+import { blockHeightPath, blockPath, txPath } from '../contract/layout.js';
 import type { SiteWriter } from '../publish/site-writer.js';
 import type { StageContext } from './context.js';
 import { txFiles, writeBlockFiles, writerSink } from './block-files.js';
@@ -77,6 +80,13 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
     const text = Buffer.from(renderTx(tx, index.net, index.spendersOf(tx.hash, tx.outputs.length), { block: hash, height: h, time }, ctx.pretty), 'utf8');
     pool.texts.add(tx.txid, text);
     txFiles(writerSink(ctx.writer), tx.txid, text, tx.raw);
+  }
+  // A lower snapshot height: the heights above it have no block any more (reorged heights below were rendered again).
+  for (let h = ctx.height + 1; changes && h <= changes.fromHeight; h++) ctx.writer.delete(blockHeightPath(h));
+  // A published tree made before height documents existed gets them all (the new heights were rendered above).
+  const published = ctx.writer.update?.published;
+  if (changes && published !== undefined && !existsSync(join(published, blockHeightPath(0)))) {
+    for (let h = 0; h <= ctx.height; h++) if (!changes.heights.has(h)) ctx.writer.write(blockHeightPath(h), renderBlockHeight(h, index.hashAt(h)!, ctx.pretty));
   }
   for (const txid of changes?.removedTxs ?? []) {
     if (index.txLocation(fromDisplayHex(txid))) continue;

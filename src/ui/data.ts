@@ -9,6 +9,7 @@ export type TxOut = doc.Parsed<doc.TxOut>;
 /** A /tx document, or a tx embedded in a block document (no block, blocknumber, time). */
 export type TxDoc = doc.Parsed<doc.BlockTxDoc> & Partial<doc.Parsed<doc.TxDoc>>;
 export type BlockDoc = doc.Parsed<doc.BlockDoc>;
+export type BlockHeightDoc = doc.BlockHeightDoc;
 export type AddressDoc = doc.Parsed<doc.AddressDoc>;
 /** One record of a name document. */
 export type NameDoc = doc.Parsed<doc.NameRecordDoc>;

@@ -11,6 +11,7 @@ import { pageBlock } from './pages/block.js';
 import { pageHome } from './pages/home.js';
 import { pageName, pageNames } from './pages/name.js';
 import { pageSearch } from './pages/search.js';
+import { setTitle } from './pages/common.js';
 import { pageTx } from './pages/tx.js';
 import { href, parseRoute, type Route } from './route.js';
 import { notice, setUnit } from './widgets.js';
@@ -42,7 +43,8 @@ function render(r: Route): Promise<HTMLElement> {
     case 'search':
       return pageSearch(r.text, render, parseRoute);
     default:
-      return Promise.resolve(notice('Page not found', `There is no page at \u201c${visible(r.text)}\u201d.`));
+      setTitle('Page not found');
+      return Promise.resolve(h('div', { 'data-missing': 'page' }, notice('Page not found', `There is no page at \u201c${visible(r.text)}\u201d.`)));
   }
 }
 
@@ -84,6 +86,8 @@ window.addEventListener('hashchange', () => {
 
 (window as unknown as { snapshotUi: unknown }).snapshotUi = { timings };
 
+// Until the site info arrives (a slow first load) the page says it is loading, not blank.
+main.replaceChildren(h('p', { class: 'loading', 'data-field': 'loading' }, 'Loading\u2026'));
 loadSite()
   .then((site) => {
     setUnit(unitOf(site.network));

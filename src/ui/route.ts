@@ -5,7 +5,7 @@
  * name bytes>, #/names[/<filter>] (the names index), #/search/<text>.
  */
 import { encodeNamePath } from '../contract/name-path.js';
-import { NAMES_PATH, STATS_PATH, UI_SITE_PATH, addressPath, baseNamePath, blockPath, txPath, type BinExt } from '../contract/paths.js';
+import { NAMES_PATH, STATS_PATH, UI_SITE_PATH, addressPath, baseNamePath, blockHeightPath, blockPath, txPath, type BinExt } from '../contract/paths.js';
 import { isUtf8, latin1Bytes, pctDecodeBytes, pctEncodeBytes, utf8Bytes } from './text.js';
 
 export type Route =
@@ -73,6 +73,8 @@ export const api = {
   site: (): string => UI_SITE_PATH,
   tx: (id: string, ext: BinExt = 'json'): string => txPath(id, ext),
   block: (id: string, ext: BinExt = 'json'): string => blockPath(id, ext),
+  /** The main-chain block at a height: `{height, hash}`. */
+  blockHeight: (height: number): string => blockHeightPath(height),
   address: (a: string): string => addressPath(encodeURIComponent(a)),
   /** The canonical file path (works on every host, plain static ones included). */
   name: (bytes: Uint8Array, query?: string): string => `${baseNamePath(encodeNamePath(bytes))}${query ? '?' + query : ''}`,
@@ -89,12 +91,10 @@ export type SearchStep =
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{25,36}$/;
 const BECH32 = /^[a-z]{1,20}1[02-9ac-hj-np-z]{6,90}$/i;
-/** Heights are found by walking back from the tip: only this far. */
-export const HEIGHT_REACH = 200;
 
 /**
  * The lookups a search text stands for, most likely first: 64 hex digits → tx then block
- * (block first when it looks mined: 8 leading zeros); a height near the tip; an address; and
+ * (block first when it looks mined: 8 leading zeros); a height up to the tip; an address; and
  * always a name (its UTF-8 bytes, then its Latin-1 bytes when those are not UTF-8: names that
  * are not UTF-8 are shown as Latin-1).
  */
@@ -106,9 +106,9 @@ export function searchPlan(text: string, tipHeight: number | null): SearchStep[]
     for (const k of order) steps.push({ try: k, id });
     return steps;
   }
-  if (/^\d{1,9}$/.test(text) && tipHeight !== null) {
+  if (/^\d{1,10}$/.test(text) && tipHeight !== null) {
     const want = Number(text);
-    if (want <= tipHeight && tipHeight - want <= HEIGHT_REACH) steps.push({ try: 'height', height: want });
+    if (want <= tipHeight) steps.push({ try: 'height', height: want });
   }
   if (BASE58.test(text) || BECH32.test(text)) steps.push({ try: 'address', address: text });
   steps.push({ try: 'name', bytes: utf8Bytes(text) });

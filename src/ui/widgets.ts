@@ -11,19 +11,24 @@ export function setUnit(u: string): void {
 }
 
 /**
- * An amount given as a decimal string. Every digit is shown (trailing zeros faint); where space
- * is short the line breaks after the integer part (the fraction stays with its unit), and a
- * very long part breaks anywhere: digits are never cut.
+ * An amount given as a decimal string. Every digit is shown (trailing zeros faint) on one line:
+ * in a tile the type shrinks to fit (app.css, from `--chars`), elsewhere the line wraps around it.
  */
 export function amount(v: string, cls?: string): HTMLElement {
   const p = amountParts(v);
+  const int = (p.neg ? '\u2212' : '') + p.int;
+  const frac = p.frac || p.zeros ? '.' + p.frac + p.zeros : '';
   return h(
     'span',
-    { class: 'amt' + (cls ? ' ' + cls : ''), 'data-value': v },
-    h('span', { class: 'int' }, (p.neg ? '\u2212' : '') + p.int),
-    h('wbr'),
-    h('span', { class: 'tail' }, p.frac || p.zeros ? h('span', { class: 'frac' }, '.' + p.frac, p.zeros ? h('span', { class: 'zeros' }, p.zeros) : null) : null, ' ', h('span', { class: 'unit' }, unit)),
+    { class: 'amt' + (cls ? ' ' + cls : ''), 'data-value': v, style: fitChars(int + frac) },
+    h('span', { class: 'int' }, int),
+    h('span', { class: 'tail' }, frac ? h('span', { class: 'frac' }, '.' + p.frac, p.zeros ? h('span', { class: 'zeros' }, p.zeros) : null) : null, ' ', h('span', { class: 'unit' }, unit)),
   );
+}
+
+/** `--chars`: the amount's width in digit widths (its unit is smaller), for the tiles' shrink-to-fit. */
+function fitChars(digits: string): string {
+  return `--chars:${Math.ceil(digits.length + 0.5 + unit.length * 0.85)}`;
 }
 
 export function amountUnits(n: number, cls?: string): HTMLElement {
@@ -33,7 +38,13 @@ export function amountUnits(n: number, cls?: string): HTMLElement {
 /** Overview style: trailing fractional zeros dropped. */
 export function amountShort(n: number): HTMLElement {
   const p = amountParts(unitsToDecimal(n));
-  return h('span', { class: 'amt', 'data-value': unitsToDecimal(n) }, h('span', { class: 'int' }, p.int), h('wbr'), h('span', { class: 'tail' }, p.frac ? h('span', { class: 'frac' }, '.' + p.frac) : null, ' ', h('span', { class: 'unit' }, unit)));
+  const frac = p.frac ? '.' + p.frac : '';
+  return h(
+    'span',
+    { class: 'amt', 'data-value': unitsToDecimal(n), style: fitChars(p.int + frac) },
+    h('span', { class: 'int' }, p.int),
+    h('span', { class: 'tail' }, frac ? h('span', { class: 'frac' }, frac) : null, ' ', h('span', { class: 'unit' }, unit)),
+  );
 }
 
 /** Unix seconds or the API's "YYYY-MM-DD HH:MM:SS" (UTC). */

@@ -7,6 +7,7 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { compareManifestPaths, parseManifestLine, safePath } from '../contract/manifest.js';
 import { checkAddress } from './address.js';
 import { checkBlock } from './block.js';
+import { checkBlockHeight } from './block-height.js';
 import { OTHER_PROBLEM, SYMLINK_PROBLEM, splitFirst, countLines, walk } from './files.js';
 import { checkName, checkNameVariant } from './name.js';
 import { schemaOf, shapeProblem } from './shape.js';
@@ -122,6 +123,7 @@ export function checkFile(ver: Verifier, rel: string, sha: string, size: number)
   const [top, rest] = splitFirst(rel);
   if (top === 'tx') checkTx(ver, rel, rest.slice(0, -5), doc);
   else if (top === 'block') checkBlock(ver, rel, rest.slice(0, -5), doc);
+  else if (top === 'block-height') checkBlockHeight(ver, rel, rest.slice(0, -5), doc);
   else if (top === 'address') checkAddress(ver, rel, rest.slice(0, -5), doc, text);
   else if (top === 'name') checkName(ver, rel, rest.slice(0, -5));
   else if (top === 'v') checkNameVariant(ver, rel, rest);

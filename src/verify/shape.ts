@@ -11,6 +11,7 @@ import { splitFirst } from './files.js';
 const SCHEMA_REFS = [
   'tx.schema.json',
   'block.schema.json',
+  'block-height.schema.json',
   'address.schema.json',
   'address-capped.schema.json',
   'name.schema.json',
@@ -64,6 +65,8 @@ export function schemaOf(rel: string, doc: unknown): SchemaRef | undefined {
       return 'tx.schema.json';
     case 'block':
       return 'block.schema.json';
+    case 'block-height':
+      return 'block-height.schema.json';
     case 'address':
       // A capped address is the error document; which addresses are capped is checked apart.
       return doc !== null && typeof doc === 'object' && 'error' in doc ? 'address-capped.schema.json' : 'address.schema.json';

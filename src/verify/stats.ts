@@ -1,5 +1,6 @@
 /** Phase 4: totals against `stats.json` and `_site.json`. */
 import { ERROR_KINDS, SITE_INFO_PATH, STATS_PATH, addressPath, errorDocPath } from '../contract/layout.js';
+import { missingHeights } from './block-height.js';
 import { isObj } from './values.js';
 import { type Verifier } from './verifier.js';
 
@@ -19,6 +20,7 @@ export function totals(ver: Verifier): void {
     const off = (typeof blocks.side === 'number' ? blocks.side : 0) + (typeof blocks.orphan === 'number' ? blocks.orphan : 0);
     if (off !== ver.counts.offChainBlocks) ver.problem(STATS_PATH, `blocks.side + blocks.orphan is ${off}, the tree has ${ver.counts.offChainBlocks} off-chain block documents`);
   }
+  missingHeights(ver);
   for (const kind of ERROR_KINDS) {
     if (!ver.exists(errorDocPath(kind))) ver.missingProblem(errorDocPath(kind), 'is missing');
   }

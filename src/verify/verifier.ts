@@ -175,6 +175,8 @@ export class Verifier {
   placedTxs = 0;
   /** Manifest entries whose file exists. */
   presentEntries = 0;
+  /** Heights whose block-height document was seen (1), sized on the first one. */
+  heightDocs: Uint8Array | undefined;
   /** Capped address files seen. */
   readonly cappedSeen = new Set<string>();
   readonly txCache: TxCache;

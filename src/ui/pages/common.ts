@@ -13,9 +13,11 @@ export function setTitle(t: string): void {
   document.title = t ? `${t} \u00b7 ${TITLE}` : TITLE;
 }
 
+/** A miss: "<Kind> not found", or "Invalid <kind>" when the API says the id is invalid (title and heading alike). */
 export function notFound(kind: string, id: string, r: Fetched<unknown>, url: string): HTMLElement {
-  setTitle(`${kind} not found`);
-  return h('div', { 'data-missing': kind }, notice(`${kind} not found`, r.error ?? `${kind} not found.`, h('p', { class: 'hint' }, visible(id), ' \u00b7 ', rawLink(url))));
+  const heading = r.error !== null && / is invalid\.$/.test(r.error) ? `Invalid ${kind.toLowerCase()}` : `${kind} not found`;
+  setTitle(heading);
+  return h('div', { 'data-missing': kind }, notice(heading, r.error ?? `${kind} not found.`, h('p', { class: 'hint' }, visible(id), ' \u00b7 ', rawLink(url))));
 }
 
 export function isNamecoin(site: Site): boolean {

@@ -38,7 +38,7 @@ export async function pageName(bytes: Uint8Array): Promise<HTMLElement> {
       h('td', { class: 'num' }, n.block && n.height !== undefined ? blockLink(n.block, fmtInt(n.height)) : fmtInt(n.height ?? 0)),
       h('td', { class: 'hash-cell' }, h('span', { class: 'ellipsis' }, txLink(n.txid)), i === 0 ? badge('current', 'info') : null),
       h('td', { class: 'hide-narrow' }, addrLink(n.address)),
-      h('td', null, h('div', { class: 'value-box small', 'data-field': 'value', 'data-raw': n.value }, n.value === '' ? '(empty)' : visible(n.value))),
+      h('td', null, h('div', { class: 'value-box', 'data-field': 'value', 'data-raw': n.value }, n.value === '' ? '(empty)' : visible(n.value))),
     ),
   );
   return h(

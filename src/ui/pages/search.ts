@@ -1,5 +1,5 @@
 /** The search: tries what the text may be (route.ts searchPlan) and opens the first hit. */
-import { getJson, loadSite, type BlockDoc } from '../data.js';
+import { getJson, loadSite, type BlockHeightDoc } from '../data.js';
 import { h } from '../dom.js';
 import { visible } from '../format.js';
 import { HISTORY_QUERY, api, href, searchPlan, type Route } from '../route.js';
@@ -15,13 +15,8 @@ async function resolve(text: string): Promise<string | null> {
         if ((await getJson(api[step.try](step.id))).ok) return href[step.try](step.id);
         break;
       case 'height': {
-        let hash = site.tip;
-        for (let i = site.height!; i > step.height && hash; i--) {
-          const b = await getJson<BlockDoc>(api.block(hash));
-          if (!b.ok) return null;
-          hash = b.body.prev_block;
-        }
-        if (hash) return href.block(hash);
+        const b = await getJson<BlockHeightDoc>(api.blockHeight(step.height));
+        if (b.ok) return href.block(b.body.hash);
         break;
       }
       case 'address': {
@@ -43,14 +38,14 @@ export async function pageSearch(text: string, render: (r: Route) => Promise<HTM
     history.replaceState(null, '', target);
     return render(parse(target));
   }
-  setTitle('Not found');
+  setTitle('Nothing found');
   return h(
     'div',
     { 'data-missing': 'search' },
     notice(
       'Nothing found',
       `No transaction, block, address or name matches \u201c${visible(text)}\u201d.`,
-      h('p', { class: 'hint' }, 'Search takes a 64-digit transaction id or block hash, an address, a block height near the tip, or a name.'),
+      h('p', { class: 'hint' }, 'Search takes a 64-digit transaction id or block hash, an address, a block height, or a name.'),
     ),
   );
 }
