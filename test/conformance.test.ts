@@ -307,7 +307,7 @@ function buildTable(t: Tree): Row[] {
 function isStaticCanonical(target: string): boolean {
   if (!/^[A-Za-z0-9._~/?&=-]*$/.test(target)) return false;
   const path = target.split('?')[0]!;
-  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || path === '/stats.json' || path === '/names.json') return true;
+  if (/^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(path) || /^\/block-height\/(0|[1-9][0-9]*)\.json$/.test(path) || path === '/stats.json' || path === '/names.json') return true;
   if (path === '/openapi.json' || /^\/schemas\/[a-z-]+\.schema\.json$/.test(path)) return true; // the API contract
   return path.startsWith('/name/') && path.endsWith('.json') && isCanonicalNamePath(path.slice(6, -5));
 }

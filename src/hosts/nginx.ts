@@ -12,7 +12,7 @@
  * answered statically; the test is on the raw `$request_uri`.
  */
 import { CACHE_LONG, CACHE_SHORT } from '../contract/router.js';
-import { BAD_REQUEST_PATH, ERRORS_DIR, NAMES_PATH, STATS_PATH, URI_TOO_LONG_PATH, addressPath, errorDocPath, type ErrorKind, type SiteInfo } from '../contract/layout.js';
+import { BAD_REQUEST_PATH, BLOCK_HEIGHT_DIR, ERRORS_DIR, NAMES_PATH, STATS_PATH, URI_TOO_LONG_PATH, addressPath, errorDocPath, type ErrorKind, type SiteInfo } from '../contract/layout.js';
 
 export interface NginxOptions {
   /** Absolute path of the snapshot tree. */
@@ -122,6 +122,10 @@ ${hdr(CACHE_LONG)}${guard}    try_files $uri =404;
   location ~ "^/(tx|block)/[0-9a-f]{64}\\.json$" {
 ${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
     error_page 404 ${miss(KIND_DOC)};
+  }
+  location ~ "^/${BLOCK_HEIGHT_DIR}/(0|[1-9][0-9]{0,9})\\.json$" {
+${hdr(CACHE_SHORT)}${guard}    try_files $uri =404;
+    error_page 404 ${miss(errDoc('default'))};
   }
   location ~ "^/address/[A-Za-z0-9]+\\.json$" {
 ${hdr(CACHE_SHORT)}${guard}    if ($snap_capped) { return 418; }
