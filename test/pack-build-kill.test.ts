@@ -36,8 +36,9 @@ function killAt(outDir: string, height: number, point: string): Promise<void> {
 const demo = (outDir: string, height: number, format: 'tree' | 'pack') => buildSnapshot({ source: demoSource(), outDir, height, hosts: HOSTS, format });
 
 describe('SIGKILL in the pack phase', () => {
-  const out = tmp('out');
+  let out: string;
   beforeAll(async () => {
+    out = tmp('out');
     await Promise.all([demo(tmp('tree-120'), 120, 'tree'), demo(tmp('tree-150'), 150, 'tree'), demo(tmp('tree-130'), 130, 'tree')]);
     await demo(out, 120, 'pack');
   });
