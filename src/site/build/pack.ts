@@ -15,6 +15,7 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { MANIFEST_PATH } from '../../contract/layout.js';
+import { PACK_POINTER } from '../../contract/pack-format.js';
 import { HOSTS, type HostName } from '../../hosts/index.js';
 import { manifestHash } from '../../index/state.js';
 import { collectGarbage, currentIndex, foreignPackEntry, PackJournal } from '../../pack/dir.js';
@@ -68,8 +69,8 @@ export function packHosts(hosts: readonly HostName[] | undefined): readonly Host
 
 /** `--format tree`: refuses an `--out` that holds a pack (the formats are never switched silently). */
 export function refusePackAsTree(out: string): void {
-  if (existsSync(join(resolve(out), 'pack.json'))) {
-    refuse(`refusing to build a tree into ${resolve(out)}: it holds a pack (pack.json); build it with --format pack, or choose another --out (remove it first to switch formats)`);
+  if (existsSync(join(resolve(out), PACK_POINTER))) {
+    refuse(`refusing to build a tree into ${resolve(out)}: it holds a pack (${PACK_POINTER}); build it with --format pack, or choose another --out (remove it first to switch formats)`);
   }
 }
 
