@@ -41,7 +41,7 @@ describe('SIGKILL in the pack phase', () => {
     out = tmp('out');
     await Promise.all([demo(tmp('tree-120'), 120, 'tree'), demo(tmp('tree-150'), 150, 'tree'), demo(tmp('tree-130'), 130, 'tree')]);
     await demo(out, 120, 'pack');
-  });
+  }, 300_000);
 
   it('before the new index is in place (its parts written): --out answers the previous pack; the next run completes', async () => {
     const gen1 = await packFiles(out);
@@ -54,7 +54,7 @@ describe('SIGKILL in the pack phase', () => {
     const gen2 = await packFiles(out);
     expect(packDirEntries(out)).toEqual([...new Set([gen2.index, ...gen2.parts, gen1.index, ...gen1.parts])].sort());
     expect(readdirSync(out)).toContain(PACK_POINTER);
-  });
+  }, 180_000);
 
   it('after pack.json is replaced, before the clean-up: --out answers the new pack; the next run completes and cleans up', async () => {
     const gen2 = await packFiles(out);
@@ -67,5 +67,5 @@ describe('SIGKILL in the pack phase', () => {
     const gen4 = await packFiles(out);
     expect(packDirEntries(out)).toEqual([...new Set([gen4.index, ...gen4.parts, gen3.index, ...gen3.parts])].sort());
     expect(existsSync(join(tmp('out.state'), 'pack.journal'))).toBe(false);
-  });
+  }, 180_000);
 });

@@ -54,7 +54,7 @@ describe('build --format pack: the demo chain', () => {
       `demo: tree ${tb.files} files ${tb.bytes} bytes; pack ${readdirSync(pack).length} files ${pb} bytes (${(pb / tb.bytes).toFixed(3)}); ` +
         `build tree ${stageTime(t, false).toFixed(2)}s, pack build ${stageTime(p, false).toFixed(2)}s + pack phase ${stageTime(p, true).toFixed(2)}s`,
     );
-  });
+  }, 240_000);
 
   it('extended (120 → 150) and lowered (150 → 120) answers like a fresh pack; old parts are kept untouched, unreferenced ones removed after the swap', async () => {
     const inc = tmp('demo-inc');
@@ -80,7 +80,7 @@ describe('build --format pack: the demo chain', () => {
     await demo(ref, { height: 120 });
     await expectPackAnswersTree(inc, ref);
     await expectOnlyReferenced(inc, gen2);
-  });
+  }, 240_000);
 
   it('removes the files no index refers to only after the new pack.json is in place', async () => {
     const out = tmp('demo-gc');
@@ -105,7 +105,7 @@ describe('build --format pack: the demo chain', () => {
     expect(readFileSync(join(out, 'pack.json'), 'utf8')).toContain((await packFiles(out)).index);
     await expectOnlyReferenced(out, gen2);
     for (const f of gone) expect(existsSync(join(out, f)), f).toBe(false);
-  });
+  }, 240_000);
 
   it('refuses a foreign file in --out, naming it; a tree --out for a pack and a pack --out for a tree', async () => {
     const out = tmp('demo-foreign');
@@ -121,7 +121,7 @@ describe('build --format pack: the demo chain', () => {
     // Forced: the build goes on and leaves the user's file alone.
     await demo(out, { format: 'pack', force: true });
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
-  });
+  }, 240_000);
 });
 
 describe('build --format pack: a reorganised chain', () => {
@@ -139,7 +139,7 @@ describe('build --format pack: a reorganised chain', () => {
     await build(sc.after, fresh, sc.n, 'pack');
     await expectPackAnswersTree(inc, tree);
     await expectSameAnswers(inc, fresh, manifestPaths(tree));
-  });
+  }, 240_000);
 });
 
 function nbitcoinSource() {
@@ -176,5 +176,5 @@ describeShared('chaindata')('build --format pack: Bitcoin mainnet 0–599', () =
     const reader = await PackReader.open(inc);
     expect(reader.header.generation).toBe(2);
     await reader.close();
-  });
+  }, 240_000);
 });

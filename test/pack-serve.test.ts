@@ -94,7 +94,7 @@ function servedSuite(title: string, suite: typeof describe, source: () => ChainS
         });
         if (headers) expect(gzipped).toBeGreaterThan(rows.length / 4);
         else expect(gzipped).toBe(0);
-      });
+      }, 180_000);
     }
 
     it('ETag and 304, HEAD, Range and Vary as for the tree', async () => {
@@ -131,7 +131,7 @@ function servedSuite(title: string, suite: typeof describe, source: () => ChainS
         const zipped = await rawRequest(packServer.url, row.target, 'HEAD', GZIP);
         if (zipped.headers['content-encoding'] === 'gzip') expect(zipped.headers['etag']).not.toBe(plain.headers['etag']);
       }
-    });
+    }, 180_000);
   });
 }
 

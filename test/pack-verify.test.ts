@@ -24,7 +24,7 @@ describe('verify --dir <pack>', () => {
     const r = await PackReader.open(pack);
     lines = Buffer.from(await answerBytes((await r.get(MANIFEST_PATH))!)).toString('utf8').trim().split('\n');
     await r.close();
-  });
+  }, 180_000);
 
   it('a sound pack: OK, every file of its manifest checked, exit 0', () => {
     const r = verify(pack);
