@@ -4,14 +4,14 @@ import type { Argv } from 'yargs';
 import { getNetwork } from '../chain/networks.js';
 import { HOSTS, type HostName } from '../hosts/index.js';
 import { nginxUpstream } from '../hosts/nginx.js';
-import { buildSnapshot, type BuildOptions, type BuildReport } from '../site/build.js';
+import { buildSnapshot, type BuildOptions, type SiteBuildReport } from '../site/build.js';
 import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
 import type { ChainSource } from '../source/types.js';
 import { command, duration, warn, wholeNumber } from '../cli-args.js';
 
-function printReport(r: BuildReport, out: string): void {
+function printReport(r: SiteBuildReport, out: string): void {
   const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';
   const lines = [
     `built ${out}: ${r.network} height ${r.height} (tip ${r.tip}), ${how}`,
@@ -20,6 +20,10 @@ function printReport(r: BuildReport, out: string): void {
     `  addresses ${r.addresses} (${r.cappedAddresses} capped); names ${r.names} (${r.nonUtf8Names} records not UTF-8)`,
     `  stages: ${r.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`,
   ];
+  if (r.pack) {
+    const p = r.pack;
+    lines.push(`  pack ${p.index}: ${p.entries} entries, ${p.reused} kept from the previous pack (${p.carried} unread), ${p.newParts} new part(s), ${p.bytesWritten} bytes written, ${p.removed} old file(s) removed`);
+  }
   if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
   if (r.skippedInvalid.length) lines.push(`  invalid blocks skipped: ${r.skippedInvalid.length}${r.requestedHeight !== undefined ? ` (the snapshot stops at height ${r.height}, not ${r.requestedHeight})` : ''}`);
   if (r.warnings.length) lines.push(`  warnings: ${r.warnings.length} (on stderr)`);
@@ -47,6 +51,7 @@ const options = (y: Argv) =>
     .option('network', { type: 'string', requiresArg: true, describe: 'bitcoin, bitcoin-testnet, bitcoin-testnet4, bitcoin-signet, bitcoin-regtest, namecoin, namecoin-testnet, namecoin-regtest' })
     .option('height', { type: 'string', requiresArg: true, describe: 'snapshot height (default: the tip)', coerce: (v: unknown) => wholeNumber('height', v, '1000') })
     .option('out', { type: 'string', requiresArg: true, default: 'out', describe: 'output directory' })
+    .option('format', { type: 'string', requiresArg: true, choices: ['tree', 'pack'] as const, default: 'tree' as const, describe: 'tree: one file per document; pack: a few large files read by byte range (the tree is kept in --state)' })
     .option('pretty', { type: 'boolean', default: false, describe: 'indent JSON with 2 spaces' })
     .option('max-address-txouts', {
       type: 'string',
@@ -94,6 +99,7 @@ export const buildCommand = command({
     const open = async () => (argv.source ? openSource(argv.source, network, { rpc }) : demoSource(network));
     await buildAndReport(open, argv.out, progress, {
       height: argv.height,
+      format: argv.format,
       stateDir: argv.state !== undefined ? resolve(argv.state) : undefined,
       full: argv.full,
       force: argv.force,

@@ -1,6 +1,7 @@
-/** `snapshot serve`: serve a built tree over HTTP until SIGINT/SIGTERM. */
+/** `snapshot serve`: serve a built tree or pack over HTTP until SIGINT/SIGTERM. */
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { PackFiles } from '../serve/pack-files.js';
 import { serveUntilSignal } from '../serve/server.js';
 import { command, port, snapshotDir } from '../cli-args.js';
 
@@ -13,6 +14,9 @@ export const listenOptions = <T>(y: Argv<T>) =>
 export const serveCommand = command({
   command: 'serve',
   describe: 'serve a built snapshot over HTTP',
-  builder: (y: Argv) => listenOptions(y.option('dir', { type: 'string', requiresArg: true, default: 'out', describe: 'snapshot directory (made by snapshot build)' })),
-  handler: (argv) => serveUntilSignal({ dir: snapshotDir(resolve(argv.dir)), port: argv.port, host: argv.host }),
+  builder: (y: Argv) => listenOptions(y.option('dir', { type: 'string', requiresArg: true, default: 'out', describe: 'snapshot directory: a tree or a pack (made by snapshot build)' })),
+  handler: (argv) => {
+    const dir = resolve(argv.dir);
+    return serveUntilSignal({ dir: PackFiles.isPack(dir) ? dir : snapshotDir(dir), port: argv.port, host: argv.host });
+  },
 });

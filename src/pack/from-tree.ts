@@ -17,6 +17,15 @@ import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.j
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
   /** Append to the pack already in the directory (default: when there is one). */
   append?: boolean;
+  /**
+   * Paths known to answer as in the pack appended to (a build's unchanged paths): their records
+   * are kept without reading the file (a record of another size is compared as usual).
+   */
+  unchanged?: (path: string) => boolean;
+  /** Store the tree's `_manifest.json` too, as an entry of the same path (what verify reads). */
+  withManifest?: boolean;
+  /** Called every 4096 files with the count so far. */
+  onProgress?: (files: number) => void;
 }
 
 export interface FromTreeSummary extends PackSummary {
@@ -28,6 +37,8 @@ export interface FromTreeSummary extends PackSummary {
   hexEntries: number;
   /** Files kept from the previous pack without writing their bytes again. */
   reused: number;
+  /** Of those, the ones kept on `unchanged`'s word, not read. */
+  carried: number;
 }
 
 const HEX_TEXT = /^(?:[0-9a-f]{2})*$/;
@@ -56,6 +67,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   let treeBytes = 0;
   let hexEntries = 0;
   let reused = 0;
+  let carried = 0;
   let lineNo = 0;
   try {
     const lines = createInterface({ input: createReadStream(manifestPath), crlfDelay: Infinity });
@@ -64,6 +76,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       const m = /^([0-9a-f]{64}) (\d+) (\S+)$/.exec(line);
       if (!m) throw new Error(`${manifestPath}:${lineNo}: not a manifest line (<sha256> <size> <path>): ${JSON.stringify(line.slice(0, 120))}`);
       const [, sha, size, path] = m as unknown as [string, string, string, string];
+      if (files % 4096 === 0) opts.onProgress?.(files);
+      if (base && opts.unchanged?.(path)) {
+        const old = await base.lookup(path);
+        if (old && old.size === Number(size)) {
+          writer.addExisting(path, old);
+          files++;
+          treeBytes += old.size;
+          reused++;
+          carried++;
+          continue;
+        }
+      }
       const bytes = readFileSync(join(treeDir, path));
       if (bytes.length !== Number(size) || createHash('sha256').update(bytes).digest('hex') !== sha) {
         throw new Error(`${join(treeDir, path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${lineNo} (size ${size}, sha256 ${sha})`);
@@ -88,8 +112,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         hexEntries++;
       } else writer.add(path, bytes);
     }
+    if (opts.withManifest) writer.add(MANIFEST_PATH, readFileSync(manifestPath));
     const summary = writer.finish();
-    return { ...summary, files, treeBytes, hexEntries, reused };
+    return { ...summary, files, treeBytes, hexEntries, reused, carried };
   } catch (e) {
     writer.abort();
     throw e;

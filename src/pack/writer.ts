@@ -53,6 +53,11 @@ export interface PackWriterOptions {
   dedupWindow?: number;
   /** Parts of an older pack in the same directory that this one appends to (never rewritten). */
   base?: { parts: readonly PartInfo[]; generation: number };
+  /**
+   * Called with the name of each entry the writer is about to create in the directory (its temp
+   * dir, each part, the index), before it appears there: a caller can record what it owns first.
+   */
+  onCreate?: (name: string) => void;
 }
 
 export interface AddOptions {
@@ -91,6 +96,7 @@ export class PackWriter {
   private readonly runs: SortedRuns;
   private readonly dedup = new Map<string, { blob: BlobRef; plain: number }>();
   private readonly tmp: string;
+  private readonly onCreate: (name: string) => void;
   private entries = 0;
   private blobs = 0;
   private finished = false;
@@ -109,8 +115,11 @@ export class PackWriter {
     this.parts = [...this.baseParts];
     this.partNumber = this.parts.length;
     this.generation = (opts.base?.generation ?? 0) + 1;
+    this.onCreate = opts.onCreate ?? (() => {});
     onPath(dir, 'creating', () => mkdirSync(dir, { recursive: true }));
-    this.tmp = join(dir, `.tmp-${process.pid}-${Date.now().toString(36)}`);
+    const tmp = `.tmp-${process.pid}-${Date.now().toString(36)}`;
+    this.onCreate(tmp);
+    this.tmp = join(dir, tmp);
     onPath(this.tmp, 'creating', () => mkdirSync(this.tmp));
     this.runs = new SortedRuns(this.tmp, this.runEntries);
   }
@@ -206,6 +215,7 @@ export class PackWriter {
     const p = this.part!;
     const sha = p.close();
     const name = `${sha.toString('hex', 0, 16)}.part`;
+    this.onCreate(name);
     onPath(join(this.dir, name), 'renaming into', () => renameSync(p.path, join(this.dir, name)));
     this.parts.push({ name, size: p.size, sha256: new Uint8Array(sha) });
     this.newParts.push(name);
@@ -275,6 +285,7 @@ export class PackWriter {
       while (slot < counts.length) emit();
       const sha = idx.close();
       const index = `${sha.toString('hex', 0, 16)}.idx`;
+      this.onCreate(index);
       onPath(join(this.dir, index), 'renaming into', () => renameSync(idx.path, join(this.dir, index)));
       // pack.json last: until it is replaced, readers keep using the previous index (whose parts are all still here).
       const pointerTmp = join(this.tmp, 'pointer');

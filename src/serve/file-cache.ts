@@ -38,6 +38,8 @@ export interface CachedFile {
   lastModified: string;
   /** Modification time in ms (If-Range compares Last-Modified only when it is a strong validator). */
   mtimeMs: number;
+  /** Headers sent with it besides the file's own (a pack's Content-Encoding and Vary). */
+  extra?: (string | number)[];
   /** Pre-built 200 header list for the last content type / cache policy it was sent with. */
   headers?: { contentType: string; cacheControl: string; list: (string | number)[] };
 }

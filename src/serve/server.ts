@@ -26,6 +26,7 @@ import { join, resolve } from 'node:path';
 import { finished, pipeline, type Duplex } from 'node:stream';
 import { errorBody, SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { ABSENT_CODES, FileCache, TreeRoot, TreeWatch, type CacheEntry, type CacheOptions } from './file-cache.js';
+import { PackFiles, packSiteInfo } from './pack-files.js';
 import { decideRange, ifRangeAllows, type RangeDecision } from './range.js';
 import { EncodedBodies, pickEncoding, sendEncodedBody, streamEncoded, varyFor } from './compress.js';
 import {
@@ -127,6 +128,7 @@ interface FileMeta {
   etag: string;
   lastModified: string;
   mtimeMs: number;
+  extra?: (string | number)[];
 }
 
 const WHOLE: RangeDecision = { kind: 'whole' };
@@ -141,7 +143,7 @@ function rangeOf(req: http.IncomingMessage, m: FileMeta): RangeDecision {
 }
 
 function fileHeaders(r: FileResponse, m: FileMeta, length: number): (string | number)[] {
-  return [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', length, 'Last-Modified', m.lastModified, 'ETag', m.etag, ...varyFor(r.contentType, m.size)];
+  return [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', length, 'Last-Modified', m.lastModified, 'ETag', m.etag, ...(m.extra ?? varyFor(r.contentType, m.size))];
 }
 
 /**
@@ -151,7 +153,7 @@ function fileHeaders(r: FileResponse, m: FileMeta, length: number): (string | nu
  */
 function conditional(req: http.IncomingMessage, res: http.ServerResponse, r: FileResponse, m: FileMeta): { whole: boolean; start: number; end: number } | undefined {
   if (req.headers['if-none-match'] === m.etag) {
-    res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, ...varyFor(r.contentType, m.size)]);
+    res.writeHead(304, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, ...(m.extra ? (m.extra.includes('Vary') ? ['Vary', 'Accept-Encoding'] : []) : varyFor(r.contentType, m.size))]);
     res.end();
     return undefined;
   }
@@ -169,14 +171,17 @@ function conditional(req: http.IncomingMessage, res: http.ServerResponse, r: Fil
 /** The request handler on its own (for embedding in another server). */
 export function createHandler(dir: string, site: RouterSite, opts: HandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const root = resolve(dir);
-  const cache = opts.cache === false ? undefined : new FileCache(root, opts.cache);
+  // A pack directory answers from its pack (pack-files.ts); a tree from its files.
+  const pack = PackFiles.isPack(root) ? new PackFiles(root) : undefined;
+  const cache = opts.cache === false || pack ? undefined : new FileCache(root, opts.cache);
   const tree = cache?.tree ?? new TreeRoot(root);
   const encoded = new EncodedBodies();
   const watch = new TreeWatch(root, (opts.cache || undefined)?.revalidateMs ?? 1000, async () => {
     cache?.clear();
+    await pack?.reload().catch(() => undefined); // mid-build: the next check tries again
     if (opts.reloadSiteInfo === false) return;
     try {
-      site = makeRouterSite(JSON.parse(await readFile(join(root, SITE_INFO_PATH), 'utf8')) as SiteInfo);
+      site = makeRouterSite(pack ? await pack.siteInfo() : (JSON.parse(await readFile(join(root, SITE_INFO_PATH), 'utf8')) as SiteInfo));
     } catch {
       // Mid-swap or broken: keep the previous site info; the next check tries again.
     }
@@ -235,14 +240,15 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
     if (e.kind === 'large') return viaDisk(req, res, r, head);
     if (res.destroyed) return;
     if (r.status !== 200) {
-      res.writeHead(r.status, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length]);
+      res.writeHead(r.status, [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, ...(e.extra ?? [])]);
       res.end(head ? undefined : e.body);
       return;
     }
-    const enc = pickEncoding(req, r.contentType, e.body.length);
+    // A pack's entry carries its own encoding (extra headers); a tree's file is encoded here.
+    const enc = e.extra ? undefined : pickEncoding(req, r.contentType, e.body.length);
     if (enc) return sendEncodedBody(req, res, r, e, e.body, enc, encoded, head);
     if (req.headers['if-none-match'] === e.etag || (req.headers.range !== undefined && !head)) {
-      const send = conditional(req, res, r, { size: e.body.length, etag: e.etag, lastModified: e.lastModified, mtimeMs: e.mtimeMs });
+      const send = conditional(req, res, r, { size: e.body.length, etag: e.etag, lastModified: e.lastModified, mtimeMs: e.mtimeMs, extra: e.extra });
       if (send === undefined) return;
       if (!send.whole) {
         res.end(e.body.subarray(send.start, send.end + 1));
@@ -251,7 +257,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
     }
     let h = e.headers;
     if (h === undefined || h.contentType !== r.contentType || h.cacheControl !== r.cacheControl) {
-      const list = [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, 'Last-Modified', e.lastModified, 'ETag', e.etag, ...varyFor(r.contentType, e.body.length)];
+      const list = [...COMMON_LIST, 'Content-Type', r.contentType, 'Cache-Control', r.cacheControl, 'Content-Length', e.body.length, 'Last-Modified', e.lastModified, 'ETag', e.etag, ...(e.extra ?? varyFor(r.contentType, e.body.length))];
       h = e.headers = { contentType: r.contentType, cacheControl: r.cacheControl, list };
     }
     res.writeHead(200, h.list);
@@ -265,6 +271,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
       if (bad !== undefined) return sendError(res, bad, head);
       const r = routeRequest(req.method ?? 'GET', req.url ?? '', site);
       if (r.type === 'error') return sendError(res, r, head);
+      if (pack) return void pack.load(r.file, req.headers['accept-encoding']).then((e) => sendEntry(req, res, r, e, head), () => fail(res, head));
       if (cache === undefined) return viaDisk(req, res, r, head);
       const e = cache.get(r.file);
       if (e !== undefined) return sendEntry(req, res, r, e, head);
@@ -295,7 +302,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
 
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const dir = resolve(opts.dir ?? 'out');
-  const site = makeRouterSite(opts.info ?? readSiteInfo(dir));
+  const site = makeRouterSite(opts.info ?? (PackFiles.isPack(dir) ? await packSiteInfo(dir) : readSiteInfo(dir)));
   // The Host rule is checked by the handler, to answer it with a JSON document.
   const server = http.createServer({ keepAlive: true, requireHostHeader: false }, createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined }));
   // A client that half-closes after sending its request(s) still gets the answers (Node would

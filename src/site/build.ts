@@ -6,9 +6,11 @@ import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Ta
 import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
+import { packPhase, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
 import { publishPhase } from './build/publish.js';
 import { renderPhase } from './build/render.js';
 import { buildReport } from './build/report.js';
+import { packHosts } from './build/pack.js';
 import { sealPhase } from './build/seal.js';
 import { stagePhase } from './build/stage.js';
 import { syncPhase } from './build/sync.js';
@@ -16,9 +18,21 @@ import { Teardown } from './build/teardown.js';
 
 export type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 export type { BuildReport } from '../pipeline/report.js';
+export type { PackReport } from './build/pack.js';
+
+/** What a build did; `pack` with `--format pack`. */
+export type SiteBuildReport = BuildReport & { pack?: PackReport };
+
+/** A `--format pack` build: where it packs, and the private tree it builds (site/build/pack.ts). */
+interface PackRun {
+  targets: PackTargets;
+  /** The sha256 of the private tree's manifest before this build. */
+  treeBefore: string | undefined;
+}
 
 /** Where the build may write, settled before any work (docs/operations.md, "Safety rules"); the CLI's refusals come from here. */
 function resolveTargets(opts: BuildOptions): Targets {
+  refusePackAsTree(opts.outDir);
   return checkTargets(opts.outDir, opts.stateDir, opts.force);
 }
 
@@ -27,18 +41,38 @@ function resolveTargets(opts: BuildOptions): Targets {
  * index describes, only the difference is done (rolling back a reorg first); otherwise
  * everything is built. The tree is prepared beside `outDir` (hard links to unchanged files) and
  * swapped in at the end: a failure or kill leaves `outDir` as it was, and the next run recovers.
- * The phases, in order: targets → index (open, sync) → stage → render → seal → publish.
+ * The phases, in order: targets → index (open, sync) → stage → render → seal → publish (→ pack,
+ * with `--format pack`: the tree is then private, in the state dir, and packed into `outDir`).
  */
-export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}): Promise<BuildReport> {
+export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}): Promise<SiteBuildReport> {
+  if (opts.format === 'pack') return buildPack(opts, hooks);
+  return buildTree(opts, hooks);
+}
+
+/** `--format pack`: the tree built into `<state>/tree` as usual, then packed into `--out` under its own lock. */
+async function buildPack(opts: BuildOptions, hooks: BuildHooks): Promise<SiteBuildReport> {
+  const hosts = packHosts(opts.hosts);
+  const pack = packTargets(opts);
+  prepareStateDir(pack.stateDir);
+  const lock = acquireLock(pack.packDir, pack.stateDir);
+  try {
+    return await buildTree({ ...opts, outDir: pack.treeDir, stateDir: undefined, force: false, hosts }, hooks, pack);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildTree(opts: BuildOptions, hooks: BuildHooks, pack?: PackTargets): Promise<SiteBuildReport> {
   const targets = resolveTargets(opts);
   const lock = acquireLock(targets.outDir, targets.stateDir);
   try {
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
-    if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source }, hooks, targets);
+    const packRun = pack && { targets: pack, treeBefore: packedTreeBefore(pack) };
+    if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source }, hooks, targets, packRun);
     const source = await opts.source();
     try {
-      return await runPhases({ ...opts, source }, hooks, targets);
+      return await runPhases({ ...opts, source }, hooks, targets, packRun);
     } finally {
       await source.close();
     }
@@ -55,7 +89,7 @@ export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}):
   }
 }
 
-async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Targets): Promise<BuildReport> {
+async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Targets, pack: PackRun | undefined): Promise<SiteBuildReport> {
   const teardown = new Teardown(); // each phase adds what it opened; undone at the end, whatever happened
   let failed = false;
   try {
@@ -69,7 +103,8 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
-    return buildReport({ opened, synced, staged, rendered, sealed });
+    const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress));
+    return { ...buildReport({ opened, synced, staged, rendered, sealed }), ...(packed && { pack: packed }) };
   } catch (e) {
     failed = true;
     throw e;

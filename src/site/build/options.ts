@@ -34,6 +34,11 @@ export interface BuildOptions {
    */
   skipInvalid?: boolean;
   progress?: Progress;
+  /**
+   * `tree` (default): `outDir` is the snapshot tree. `pack`: the tree is built in the state dir
+   * and packed into `outDir` (docs/pack-format.md; see site/build/pack.ts).
+   */
+  format?: 'tree' | 'pack';
   /** Replace a foreign `--out` directory, use a foreign `--state` directory (see docs/operations.md, "Safety rules"). */
   force?: boolean;
 }
@@ -44,6 +49,10 @@ export interface BuildHooks {
   beforePublish?: () => void | Promise<void>;
   /** Called between the steps of the publish (tests pause and kill there). */
   onPublishStep?: (step: PublishStep) => void | Promise<void>;
+  /** `--format pack`: called (synchronously) before each entry the pack writer creates in `--out` (tests kill a build there). */
+  onPackFile?: (name: string) => void;
+  /** `--format pack`: called once the new pack.json is in place (`published`) and after the clean-up (`collected`). */
+  onPackStep?: (step: 'published' | 'collected') => void | Promise<void>;
   /** Render on threads when a stage has more txs or address outputs than this (default 4096; tests use 0). */
   renderThreadsAbove?: number;
 }

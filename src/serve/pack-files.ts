@@ -1,0 +1,104 @@
+/**
+ * `snapshot serve` of a pack directory (docs/pack-format.md): the router's file path is looked up
+ * in the pack instead of on disk, and the answer handed to the server as the file cache's entries
+ * are, so status, headers, conditional requests and ranges are decided by the same code as for a
+ * tree.
+ *
+ * - ETag `W/"<size>-<crc-32 of the bytes sent>"` (weak, as the tree's; it changes with the bytes,
+ *   and the gzip and plain forms of an answer have different ones); Last-Modified is the mtime of
+ *   the pack's current index (every changed answer comes with a new index).
+ * - An answer stored gzip goes as stored, with `Content-Encoding: gzip`, to a client that accepts
+ *   gzip, decompressed to others; both carry `Vary: Accept-Encoding`.
+ * - A rebuild replaces `pack.json`: {@link PackFiles.reload} (called when the server's watch sees
+ *   the directory change) opens the new pack; the previous reader is closed a little later, after
+ *   the requests still reading it.
+ */
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
+import { Encoding, Kind, PACK_POINTER } from '../contract/pack-format.js';
+import { acceptsGzip, answerBytes, PackReader } from '../pack/reader.js';
+import type { CacheEntry } from './file-cache.js';
+
+const ABSENT: CacheEntry = { kind: 'absent' };
+/** How long a replaced pack's reader stays open for the requests that started on it. */
+const CLOSE_AFTER_MS = 30_000;
+
+interface Generation {
+  reader: PackReader;
+  lastModified: string;
+  mtimeMs: number;
+}
+
+async function openGeneration(dir: string): Promise<Generation> {
+  const reader = await PackReader.open(dir);
+  try {
+    const st = await stat(join(dir, reader.index));
+    return { reader, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime() };
+  } catch (e) {
+    await reader.close();
+    throw e;
+  }
+}
+
+/** The site info a pack holds (its `_site.json` entry). */
+export async function packSiteInfo(dir: string): Promise<SiteInfo> {
+  const reader = await PackReader.open(dir);
+  try {
+    return await siteInfoOf(reader, dir);
+  } finally {
+    await reader.close();
+  }
+}
+
+async function siteInfoOf(reader: PackReader, dir: string): Promise<SiteInfo> {
+  const a = await reader.get(SITE_INFO_PATH);
+  if (a === undefined) throw new Error(`${dir}: the pack holds no ${SITE_INFO_PATH}`);
+  return JSON.parse(Buffer.from(await answerBytes(a)).toString('utf8')) as SiteInfo;
+}
+
+/** A pack's answers as file entries for the server (see the module comment). */
+export class PackFiles {
+  private current: Promise<Generation>;
+
+  constructor(readonly dir: string) {
+    this.current = openGeneration(dir);
+    this.current.catch(() => undefined); // reported by the requests that await it
+  }
+
+  /** Whether `dir` holds a pack (a `pack.json`), not a tree. */
+  static isPack(dir: string): boolean {
+    return existsSync(join(dir, PACK_POINTER));
+  }
+
+  /** Opens the pack `pack.json` names now, when it is another one than the one in use. */
+  async reload(): Promise<void> {
+    const old = await this.current.catch(() => undefined);
+    const next = openGeneration(this.dir);
+    const g = await next;
+    if (old && g.reader.index === old.reader.index) {
+      await g.reader.close();
+      return;
+    }
+    this.current = next;
+    if (old) setTimeout(() => void old.reader.close(), CLOSE_AFTER_MS).unref();
+  }
+
+  async siteInfo(): Promise<SiteInfo> {
+    return siteInfoOf((await this.current).reader, this.dir);
+  }
+
+  /** The answer for the router's `file`, in the encoding the request's Accept-Encoding allows; absent when the pack has no such file. */
+  async load(file: string, acceptEncoding: string | string[] | undefined): Promise<CacheEntry> {
+    const g = await this.current;
+    const rec = await g.reader.lookup(file);
+    if (rec === undefined) return ABSENT;
+    const a = await g.reader.get(file, { acceptEncoding: acceptsGzip(acceptEncoding) ? 'gzip' : undefined });
+    if (a === undefined) return ABSENT;
+    const body = Buffer.from(await answerBytes(a));
+    const extra = a.contentEncoding === 'gzip' ? ['Content-Encoding', 'gzip', 'Vary', 'Accept-Encoding'] : rec.kind === Kind.STORED && rec.encoding === Encoding.GZIP ? ['Vary', 'Accept-Encoding'] : undefined;
+    return { kind: 'file', body, etag: `W/"${body.length}-${crc32(body).toString(16)}"`, lastModified: g.lastModified, mtimeMs: g.mtimeMs, extra };
+  }
+}

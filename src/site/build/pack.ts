@@ -1,0 +1,173 @@
+/**
+ * `--format pack`: the tree is built and published as for `--format tree`, into a private output
+ * the tool owns inside the state dir (`<state>/tree`, its index in `<state>/tree.state`), so
+ * incremental builds, reorgs, locks and kills work as for a tree; then this phase packs that
+ * published tree into `--out`, appending a generation to the pack there (docs/pack-format.md).
+ *
+ * `--out` holds only what the tool wrote (src/pack/dir.ts); the writer's new entries are named in
+ * `<state>/pack.journal` before they are created; `pack.json`, replaced last, is the only file
+ * that changes, so a kill leaves `--out` answering the previous pack. After the swap, files that
+ * neither the new index nor the previous one needs are removed (a reader that opened the previous
+ * pack keeps working for one generation). `<state>/pack-state.json` records which published tree
+ * the current pack was made from: when it is the tree this build started from, the paths the
+ * build did not change are kept from the pack without reading them.
+ */
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import { MANIFEST_PATH } from '../../contract/layout.js';
+import { PACK_POINTER } from '../../contract/pack-format.js';
+import { HOSTS, type HostName } from '../../hosts/index.js';
+import { manifestHash } from '../../index/state.js';
+import { collectGarbage, currentIndex, foreignPackEntry, PackJournal } from '../../pack/dir.js';
+import { packFromTree, type FromTreeSummary } from '../../pack/from-tree.js';
+import { currentRelease, publishedDir, releasesDir } from '../../publish/publish.js';
+import { isMarked, refuse } from '../../publish/releases.js';
+import type { Progress } from '../../runtime/progress.js';
+import type { BuildHooks, BuildOptions } from './options.js';
+import type { Sealed } from './seal.js';
+
+export interface PackTargets {
+  /** `--out`: the pack directory. */
+  packDir: string;
+  /** `--state` (default `<out>.state`). */
+  stateDir: string;
+  /** The private tree's output inside the state dir. */
+  treeDir: string;
+  force: boolean;
+}
+
+/** What the pack phase did, for the report. */
+export interface PackReport {
+  dir: string;
+  index: string;
+  entries: number;
+  /** Entries kept from the previous pack (their bytes not written again), and of those the ones not even read. */
+  reused: number;
+  carried: number;
+  /** Bytes of the new parts and index; parts written; files removed after the swap. */
+  bytesWritten: number;
+  newParts: number;
+  removed: number;
+}
+
+const JOURNAL = 'pack.journal';
+const RECORD = 'pack-state.json';
+
+interface PackRecord {
+  /** The index pack.json named after the last pack phase, and the sha256 of the tree's manifest it was made from. */
+  index: string;
+  tree: string;
+}
+
+const treeHint = (out: string) => `refusing to build a pack into ${out}: it holds a snapshot tree (${MANIFEST_PATH}); build it with --format tree, or choose another --out`;
+
+/** The hosts whose glue a pack build writes: nginx serves a tree's files, so it has no part in a pack. */
+export function packHosts(hosts: readonly HostName[] | undefined): readonly HostName[] {
+  if (hosts?.includes('nginx')) refuse('--hosts nginx needs --format tree: nginx serves the files of a tree, not a pack');
+  return (hosts ?? HOSTS).filter((h) => h !== 'nginx');
+}
+
+/** `--format tree`: refuses an `--out` that holds a pack (the formats are never switched silently). */
+export function refusePackAsTree(out: string): void {
+  if (existsSync(join(resolve(out), PACK_POINTER))) {
+    refuse(`refusing to build a tree into ${resolve(out)}: it holds a pack (${PACK_POINTER}); build it with --format pack, or choose another --out (remove it first to switch formats)`);
+  }
+}
+
+/** `--format pack`: where the build may write (docs/operations.md, "Safety rules"), checked before any work; throws a one-line error otherwise. */
+export function packTargets(opts: BuildOptions): PackTargets {
+  let packDir = resolve(opts.outDir);
+  const force = opts.force ?? false;
+  const st = lstatSync(packDir, { throwIfNoEntry: false });
+  if (st?.isSymbolicLink()) {
+    if (currentRelease(packDir) !== undefined) refuse(treeHint(packDir));
+    packDir = realpathSync(packDir);
+  }
+  if (packDir === '/') refuse(`refusing to build a pack into / (--out ${opts.outDir}): name a directory for the pack`);
+  if (st !== undefined && !statSync(packDir).isDirectory()) refuse(`--out ${packDir} is a file, not a directory: refusing to replace it`);
+  if (existsSync(join(packDir, MANIFEST_PATH)) || existsSync(releasesDir(packDir))) refuse(treeHint(packDir));
+  const stateDir = resolve(opts.stateDir ?? `${packDir}.state`);
+  const inside = (a: string, b: string) => a === b || a.startsWith(b + sep);
+  if (inside(stateDir, packDir) || inside(packDir, stateDir)) refuse(`--state ${stateDir} and --out ${packDir} must not contain each other`);
+  const stateSt = lstatSync(stateDir, { throwIfNoEntry: false });
+  if (stateSt && !statSync(stateDir).isDirectory()) refuse(`--state ${stateDir} is a file, not a directory: refusing to use it`);
+  if (stateSt && !force && !isMarked(stateDir) && !isEmpty(stateDir)) {
+    refuse(`refusing to use --state ${stateDir}: it holds files not made by chain snapshot; use --force to use it anyway`);
+  }
+  checkPackDir(packDir, stateDir, force);
+  return { packDir, stateDir, treeDir: join(stateDir, 'tree'), force };
+}
+
+function isEmpty(dir: string): boolean {
+  return readdirSync(dir).length === 0;
+}
+
+/** Refuses (unless forced) a pack directory holding anything the tool did not write. */
+function checkPackDir(packDir: string, stateDir: string, force: boolean): void {
+  if (force || !existsSync(packDir)) return;
+  const foreign = foreignPackEntry(packDir, new PackJournal(join(stateDir, JOURNAL)).names());
+  if (foreign !== undefined) refuse(`refusing to write a pack into ${packDir}: ${foreign.reason}; use --force to write into it anyway (only the pack's own files are ever replaced or removed)`);
+}
+
+/** The sha256 of the private tree's published manifest, before this build replaces it. */
+export function packedTreeBefore(pack: PackTargets): string | undefined {
+  const dir = publishedDir(pack.treeDir);
+  return dir === undefined ? undefined : manifestHash(join(dir, MANIFEST_PATH));
+}
+
+function readRecord(stateDir: string): PackRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, RECORD), 'utf8')) as PackRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeRecord(stateDir: string, r: PackRecord): void {
+  const tmp = join(stateDir, `${RECORD}.tmp`);
+  writeFileSync(tmp, JSON.stringify(r) + '\n');
+  renameSync(tmp, join(stateDir, RECORD));
+}
+
+/**
+ * Published tree → a new generation of the pack: appended to the current one (unchanged answers
+ * keep pointing into its parts), `pack.json` replaced last, then the files no longer needed removed.
+ */
+export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress): Promise<PackReport> {
+  progress.begin('pack');
+  checkPackDir(pack.packDir, pack.stateDir, pack.force); // nothing foreign appeared while the tree was built
+  const journal = new PackJournal(join(pack.stateDir, JOURNAL));
+  const previous = existsSync(pack.packDir) ? currentIndex(pack.packDir) : undefined;
+  const record = readRecord(pack.stateDir);
+  // The build's changed paths describe the pack only if it was made from the tree this build started from.
+  const changed = sealed.changed;
+  const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
+  const tree = publishedDir(pack.treeDir)!;
+  const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
+    append: previous !== undefined,
+    withManifest: true,
+    unchanged: carry ? (path) => path !== MANIFEST_PATH && !changed.has(path) : undefined,
+    onCreate: (name) => {
+      journal.add(name);
+      hooks.onPackFile?.(name);
+    },
+    onProgress: (done) => progress.update(done, sealed.manifest.files, 'files'),
+  });
+  writeRecord(pack.stateDir, { index: summary.index, tree: sealed.manifest.sha256 });
+  await hooks.onPackStep?.('published');
+  // A reader that opened the previous pack keeps working: its index and parts stay one generation.
+  const removed = collectGarbage(pack.packDir, [summary.index, ...(previous !== undefined && previous !== summary.index ? [previous] : [])], journal.names());
+  journal.clear();
+  await hooks.onPackStep?.('collected');
+  progress.end();
+  return {
+    dir: pack.packDir,
+    index: summary.index,
+    entries: summary.entries,
+    reused: summary.reused,
+    carried: summary.carried,
+    bytesWritten: summary.bytesWritten,
+    newParts: summary.newParts.length,
+    removed: removed.length,
+  };
+}

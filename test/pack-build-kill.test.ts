@@ -1,0 +1,71 @@
+// A `--format pack` build SIGKILLed in its pack phase leaves --out answering the previous pack
+// (or, once pack.json is replaced, the new one), and the next run completes and leaves only the
+// files the current and the previous index need.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PACK_POINTER } from '../src/contract/pack-format.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { demoSource } from '../src/source/demo.js';
+import { REPO, nodeArgs } from './support/helpers.js';
+import { HOSTS, tempDir } from './support/memory-builds.js';
+import { expectPackAnswersTree, packDirEntries, packFiles } from './support/pack-compare.js';
+
+const CHILD = join(REPO, 'test', 'fixtures', 'pack-build-child.ts');
+const tmp = tempDir('snapshot-pack-kill-');
+
+/** Runs the child build to `height` and SIGKILLs it once it pauses at `point`; rejects unless it died by that signal there. */
+function killAt(outDir: string, height: number, point: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs(CHILD), outDir, String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' && out.includes(`paused ${point}\n`) ? resolve() : reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`)),
+    );
+  });
+}
+
+const demo = (outDir: string, height: number, format: 'tree' | 'pack') => buildSnapshot({ source: demoSource(), outDir, height, hosts: HOSTS, format });
+
+describe('SIGKILL in the pack phase', () => {
+  let out: string;
+  beforeAll(async () => {
+    out = tmp('out');
+    await Promise.all([demo(tmp('tree-120'), 120, 'tree'), demo(tmp('tree-150'), 150, 'tree'), demo(tmp('tree-130'), 130, 'tree')]);
+    await demo(out, 120, 'pack');
+  }, 300_000);
+
+  it('before the new index is in place (its parts written): --out answers the previous pack; the next run completes', async () => {
+    const gen1 = await packFiles(out);
+    await killAt(out, 150, 'file:idx');
+    // The killed run wrote parts that no index lists yet.
+    expect(packDirEntries(out).length).toBeGreaterThan(1 + gen1.parts.length);
+    await expectPackAnswersTree(out, tmp('tree-120'));
+    await demo(out, 150, 'pack');
+    await expectPackAnswersTree(out, tmp('tree-150'));
+    const gen2 = await packFiles(out);
+    expect(packDirEntries(out)).toEqual([...new Set([gen2.index, ...gen2.parts, gen1.index, ...gen1.parts])].sort());
+    expect(readdirSync(out)).toContain(PACK_POINTER);
+  }, 180_000);
+
+  it('after pack.json is replaced, before the clean-up: --out answers the new pack; the next run completes and cleans up', async () => {
+    const gen2 = await packFiles(out);
+    await killAt(out, 130, 'step:published');
+    await expectPackAnswersTree(out, tmp('tree-130'));
+    const gen3 = await packFiles(out);
+    expect(gen3.index).not.toBe(gen2.index);
+    await demo(out, 130, 'pack');
+    await expectPackAnswersTree(out, tmp('tree-130'));
+    const gen4 = await packFiles(out);
+    expect(packDirEntries(out)).toEqual([...new Set([gen4.index, ...gen4.parts, gen3.index, ...gen3.parts])].sort());
+    expect(existsSync(join(tmp('out.state'), 'pack.journal'))).toBe(false);
+  }, 180_000);
+});

@@ -1,0 +1,180 @@
+// `snapshot build --format pack`: the pack answers every file of the tree the same build makes
+// with `--format tree` (the reference), fresh and incremental (extended, reorganised, lowered),
+// old parts are never rewritten and unreferenced ones go only after the new pack.json is in
+// place; a foreign file, a tree where a pack is asked and a pack where a tree is asked are refused.
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NETWORKS } from '../src/chain/networks.js';
+import { PackReader } from '../src/pack/reader.js';
+import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { demoSource } from '../src/source/demo.js';
+import { memorySource } from '../src/source/memory.js';
+import { scenario } from './support/chains.js';
+import { framedBlocks, readChain } from './support/helpers.js';
+import { HOSTS, NET, tempDir } from './support/memory-builds.js';
+import { expectPackAnswersTree, expectSameAnswers, manifestPaths, packDirEntries, packFiles } from './support/pack-compare.js';
+import { describeShared } from './support/shared-data.js';
+
+const tmp = tempDir('snapshot-pack-build-');
+
+/** Every file of a directory with its size, mtime and bytes. */
+function stamps(dir: string): Map<string, { size: number; mtimeMs: number; bytes: Buffer }> {
+  return new Map(readdirSync(dir).map((f) => [f, { size: statSync(join(dir, f)).size, mtimeMs: statSync(join(dir, f)).mtimeMs, bytes: readFileSync(join(dir, f)) }]));
+}
+
+/** Files of the pack dir other than pack.json are exactly the current and the previous index and their parts. */
+async function expectOnlyReferenced(packDir: string, previous: { index: string; parts: string[] } | undefined): Promise<void> {
+  const now = await packFiles(packDir);
+  const want = new Set([now.index, ...now.parts, ...(previous ? [previous.index, ...previous.parts] : [])]);
+  expect(packDirEntries(packDir)).toEqual([...want].sort());
+}
+
+const bytesOf = (dir: string) => readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+function treeBytes(tree: string): { files: number; bytes: number } {
+  const lines = readFileSync(join(tree, '_manifest.json'), 'utf8').trim().split('\n');
+  return { files: lines.length + 1, bytes: lines.reduce((n, l) => n + Number(l.split(' ')[1]), 0) + statSync(join(tree, '_manifest.json')).size };
+}
+const stageTime = (r: { stageSeconds: [string, number][] }, pack: boolean) => r.stageSeconds.filter(([s]) => (s === 'pack') === pack).reduce((n, [, t]) => n + t, 0);
+
+describe('build --format pack: the demo chain', () => {
+  const demo = (outDir: string, extra: Partial<BuildOptions> = {}) => buildSnapshot({ source: demoSource(), outDir, hosts: HOSTS, ...extra });
+
+  it('answers every file of the tree built with --format tree, and holds only its index and parts', async () => {
+    const tree = tmp('demo-tree');
+    const pack = tmp('demo-pack');
+    const t = await demo(tree);
+    const p = await demo(pack, { format: 'pack' });
+    await expectPackAnswersTree(pack, tree);
+    await expectOnlyReferenced(pack, undefined);
+    expect(existsSync(join(tmp('demo-pack.state'), 'tree', '_manifest.json'))).toBe(true);
+    const tb = treeBytes(tree);
+    const pb = bytesOf(pack);
+    console.log(
+      `demo: tree ${tb.files} files ${tb.bytes} bytes; pack ${readdirSync(pack).length} files ${pb} bytes (${(pb / tb.bytes).toFixed(3)}); ` +
+        `build tree ${stageTime(t, false).toFixed(2)}s, pack build ${stageTime(p, false).toFixed(2)}s + pack phase ${stageTime(p, true).toFixed(2)}s`,
+    );
+  }, 240_000);
+
+  it('extended (120 → 150) and lowered (150 → 120) answers like a fresh pack; old parts are kept untouched, unreferenced ones removed after the swap', async () => {
+    const inc = tmp('demo-inc');
+    await demo(inc, { format: 'pack', height: 120 });
+    const gen1 = await packFiles(inc);
+    const before = stamps(inc);
+    const r2 = await demo(inc, { format: 'pack' });
+    expect(r2.mode).toBe('incremental');
+    expect(r2.pack!.carried).toBeGreaterThan(0);
+    await expectPackAnswersTree(inc, tmp('demo-tree'));
+    await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));
+    const gen2 = await packFiles(inc);
+    for (const f of [gen1.index, ...gen1.parts]) {
+      const now = statSync(join(inc, f));
+      expect({ f, size: now.size, mtimeMs: now.mtimeMs }).toEqual({ f, size: before.get(f)!.size, mtimeMs: before.get(f)!.mtimeMs });
+      expect(readFileSync(join(inc, f)).equals(before.get(f)!.bytes), f).toBe(true);
+    }
+    await expectOnlyReferenced(inc, gen1);
+
+    // Lower: the third generation.
+    await demo(inc, { format: 'pack', height: 120 });
+    const ref = tmp('demo-tree-120');
+    await demo(ref, { height: 120 });
+    await expectPackAnswersTree(inc, ref);
+    await expectOnlyReferenced(inc, gen2);
+  }, 240_000);
+
+  it('removes the files no index refers to only after the new pack.json is in place', async () => {
+    const out = tmp('demo-gc');
+    await demo(out, { format: 'pack', height: 100 });
+    const gen1 = await packFiles(out);
+    await demo(out, { format: 'pack', height: 130 });
+    const gen2 = await packFiles(out);
+    const gone = [gen1.index, ...gen1.parts].filter((f) => !gen2.parts.includes(f));
+    expect(gone.length).toBeGreaterThan(0);
+    const seen: Record<string, string[]> = {};
+    await buildSnapshot({ source: demoSource(), outDir: out, format: 'pack' }, {
+      onPackFile: (name) => {
+        if (name.endsWith('.idx')) seen['index'] = readdirSync(out);
+      },
+      onPackStep: (step) => {
+        seen[step] = readdirSync(out);
+      },
+    });
+    // Right after the swap every file of both older generations is still there; after the clean-up, the first generation's unreferenced ones are gone.
+    for (const f of gone) expect(seen['index'], f).toContain(f);
+    for (const f of gone) expect(seen['published'], f).toContain(f);
+    expect(readFileSync(join(out, 'pack.json'), 'utf8')).toContain((await packFiles(out)).index);
+    await expectOnlyReferenced(out, gen2);
+    for (const f of gone) expect(existsSync(join(out, f)), f).toBe(false);
+  }, 240_000);
+
+  it('refuses a foreign file in --out, naming it; a tree --out for a pack and a pack --out for a tree', async () => {
+    const out = tmp('demo-foreign');
+    await demo(out, { format: 'pack', height: 20 });
+    writeFileSync(join(out, 'notes.txt'), 'mine');
+    await expect(demo(out, { format: 'pack' })).rejects.toThrow(/notes\.txt.*--force/);
+    expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
+    await expect(demo(out)).rejects.toThrow(/holds a pack.*--format pack/);
+    const tree = tmp('demo-tree-20');
+    await demo(tree, { height: 20 });
+    await expect(demo(tree, { format: 'pack' })).rejects.toThrow(/holds a snapshot tree.*--format tree/);
+    await expect(demo(out, { format: 'pack', hosts: ['nginx'] })).rejects.toThrow('--hosts nginx needs --format tree');
+    // Forced: the build goes on and leaves the user's file alone.
+    await demo(out, { format: 'pack', force: true });
+    expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
+  }, 240_000);
+});
+
+describe('build --format pack: a reorganised chain', () => {
+  it('after a reorg of depth 5 answers like a fresh pack and like the tree', async () => {
+    const sc = scenario(22, { reorg: true, depth: 5 });
+    const build = (blocks: typeof sc.before, outDir: string, height: number, format: 'tree' | 'pack') =>
+      buildSnapshot({ source: memorySource(NET, blocks), outDir, height, hosts: HOSTS, format });
+    const inc = tmp('reorg-inc');
+    await build(sc.before, inc, sc.m, 'pack');
+    const r = await build(sc.after, inc, sc.n, 'pack');
+    expect(r.rolledBackTo).toBe(sc.m - sc.reorgDepth);
+    const tree = tmp('reorg-tree');
+    await build(sc.after, tree, sc.n, 'tree');
+    const fresh = tmp('reorg-fresh');
+    await build(sc.after, fresh, sc.n, 'pack');
+    await expectPackAnswersTree(inc, tree);
+    await expectSameAnswers(inc, fresh, manifestPaths(tree));
+  }, 240_000);
+});
+
+function nbitcoinSource() {
+  const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
+  return memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files');
+}
+
+describeShared('chaindata')('build --format pack: Bitcoin mainnet 0–599', () => {
+  it('answers every file of the tree; extended 300 → 599 answers like the fresh pack', async () => {
+    const tree = tmp('btc-tree');
+    const pack = tmp('btc-pack');
+    const t = await buildSnapshot({ source: nbitcoinSource(), outDir: tree, hosts: HOSTS });
+    const p = await buildSnapshot({ source: nbitcoinSource(), outDir: pack, format: 'pack' });
+    await expectPackAnswersTree(pack, tree);
+    await expectOnlyReferenced(pack, undefined);
+    const tb = treeBytes(tree);
+    const pb = bytesOf(pack);
+    console.log(
+      `Bitcoin 0–599: tree ${tb.files} files ${tb.bytes} bytes; pack ${readdirSync(pack).length} files ${pb} bytes (${(pb / tb.bytes).toFixed(3)}); ` +
+        `build tree ${stageTime(t, false).toFixed(2)}s, pack build ${stageTime(p, false).toFixed(2)}s + pack phase ${stageTime(p, true).toFixed(2)}s`,
+    );
+
+    const inc = tmp('btc-inc');
+    await buildSnapshot({ source: nbitcoinSource(), outDir: inc, format: 'pack', height: 300 });
+    const gen1 = await packFiles(inc);
+    const before = stamps(inc);
+    const r = await buildSnapshot({ source: nbitcoinSource(), outDir: inc, format: 'pack' });
+    expect(r.mode).toBe('incremental');
+    expect(r.pack!.carried).toBeGreaterThan(0);
+    await expectSameAnswers(inc, pack, manifestPaths(tree));
+    await expectPackAnswersTree(inc, tree);
+    for (const f of [gen1.index, ...gen1.parts]) expect(statSync(join(inc, f)).mtimeMs, f).toBe(before.get(f)!.mtimeMs);
+    await expectOnlyReferenced(inc, gen1);
+    const reader = await PackReader.open(inc);
+    expect(reader.header.generation).toBe(2);
+    await reader.close();
+  }, 240_000);
+});
