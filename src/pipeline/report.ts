@@ -9,6 +9,8 @@ export interface BuildReport {
   tip: string;
   /** 'incremental' when the previous snapshot was extended; otherwise why everything was built. */
   mode: 'full' | 'incremental';
+  /** An incremental build that found nothing new (same height and tip): it wrote nothing and left the published tree as it was. */
+  upToDate?: boolean;
   fullReason: string | undefined;
   /** Height the previous snapshot was rolled back to (a reorg), if any. */
   rolledBackTo: number | undefined;

@@ -6,7 +6,7 @@ import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Ta
 import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
-import { packPhase, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
+import { packIsCurrent, packPhase, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
 import { publishPhase } from './build/publish.js';
 import { renderPhase } from './build/render.js';
 import { buildReport } from './build/report.js';
@@ -15,6 +15,7 @@ import { sealPhase } from './build/seal.js';
 import { stagePhase } from './build/stage.js';
 import { syncPhase } from './build/sync.js';
 import { Teardown } from './build/teardown.js';
+import { nothingChanged, unchangedReport } from './build/unchanged.js';
 
 export type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
 export type { BuildReport } from '../pipeline/report.js';
@@ -98,6 +99,7 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     // while each block's bytes are in hand; an incremental one takes the spare once the index is synced.
     const early = opened.full ? stagePhase(opened, teardown) : undefined;
     const synced = await syncPhase(opened, early?.writer);
+    if (nothingChanged(opened, synced) && (pack === undefined || packIsCurrent(pack.targets, pack.treeBefore))) return await unchangedReport(opened, synced);
     opened.progress.begin('staging');
     const staged = early ?? stagePhase(opened, teardown);
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);

@@ -46,7 +46,7 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
   const hosts = opts.hosts ?? HOSTS;
   const pretty = opts.pretty ?? false;
   // A change of these makes the index unfit for the published tree: a full build.
-  const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir });
+  const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir, ...(opts.nginxUpstream !== undefined && { nginxUpstream: opts.nginxUpstream }) });
   const spillPath = join(stateDir, BLOCKS_SPILL_FILE);
   const { store, meta, fullReason } = await openIndex(stateDir, net, options, {
     full: opts.full ?? false,

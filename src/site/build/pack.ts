@@ -115,6 +115,13 @@ export function packedTreeBefore(pack: PackTargets): string | undefined {
   return dir === undefined ? undefined : manifestHash(join(dir, MANIFEST_PATH));
 }
 
+/** Whether the pack in `--out` is the one made from the tree `treeBefore` (no pack run left unfinished). */
+export function packIsCurrent(pack: PackTargets, treeBefore: string | undefined): boolean {
+  if (treeBefore === undefined || !existsSync(pack.packDir)) return false;
+  const record = readRecord(pack.stateDir);
+  return record !== undefined && record.tree === treeBefore && record.index === currentIndex(pack.packDir) && new PackJournal(join(pack.stateDir, JOURNAL)).names().size === 0;
+}
+
 function readRecord(stateDir: string): PackRecord | undefined {
   try {
     return JSON.parse(readFileSync(join(stateDir, RECORD), 'utf8')) as PackRecord;
