@@ -159,7 +159,7 @@ export function startDenoNetlify(deno: string, dirs: string[], env: Record<strin
 
 /**
  * A pack's Cloudflare Worker directory (its `index.js` and `lib/`) in workerd with `env.BUCKET`
- * the local R2 bucket `bucket` persisted in `r2Persist` (where `wrangler r2 object put --local
+ * the local R2 bucket `bucket` persisted in `r2Persist` (where `wrangler r2 bulk put --local
  * --persist-to <state>` put it: `<state>/v3/r2`). See test/fixtures/pack-worker-host.ts.
  */
 export function startPackWorker(workerDir: string, r2Persist: string, bucket: string): Promise<RuntimeProcess> {
