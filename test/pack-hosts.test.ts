@@ -15,7 +15,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,7 +24,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../src/contract/layout.js';
 import { PACK_POINTER } from '../src/contract/pack-format.js';
 import { PACK_WORKER, PACK_WORKER_DIR, writePackHostGlue } from '../src/hosts/pack-glue.js';
+import { cloudflarePackWorker } from '../src/hosts/cloudflare-pack-worker.js';
 import { packFromTree } from '../src/pack/from-tree.js';
+import { PackReader } from '../src/pack/reader.js';
+import { PackWriter } from '../src/pack/writer.js';
 import { Progress } from '../src/runtime/progress.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot } from '../src/site/build.js';
@@ -260,6 +263,73 @@ describe('pack host glue', () => {
       await runtime.stop();
       files.server.close();
     }
+  });
+});
+
+describe('pack host glue: generations and failures', () => {
+  /** An R2-like bucket over a map of objects (the test swaps `pack.json`). */
+  const bucketOf = (objects: Map<string, Buffer>) => ({
+    async get(key: string, o?: { range?: { offset: number; length: number } }) {
+      const b = objects.get(key);
+      if (!b) return null;
+      const r = o?.range ? b.subarray(o.range.offset, o.range.offset + o.range.length) : b;
+      return { arrayBuffer: async () => r.buffer.slice(r.byteOffset, r.byteOffset + r.byteLength) };
+    },
+  });
+  const filesOf = (d: string) => new Map(readdirSync(d).filter((f) => f === PACK_POINTER || /\.(idx|part)$/.test(f)).map((f) => [f, readFileSync(join(d, f))] as const));
+  const get = async (worker: ReturnType<typeof cloudflarePackWorker>, env: unknown, target: string) => {
+    const res = await worker.fetch(new Request(new URL(target, 'http://site.test')), env as never);
+    return { status: res.status, body: await res.text(), cache: res.headers.get('cache-control') };
+  };
+
+  it('a new pack.json is picked up after the re-check interval; its own _site.json drives the router; a broken new index keeps the old pack', async () => {
+    // Generation B: a small pack of its own, whose _site.json caps one address of the demo.
+    const packB = dir('pack-b');
+    mkdirSync(packB);
+    const address = readdirSync(join(tree, 'address'))[0]!.replace(/\.json$/, '');
+    const w = new PackWriter(packB);
+    w.add('stats.json', Buffer.from('{"generation":"b"}'));
+    w.add(`address/${address}.json`, Buffer.from('{"error":"capped in b"}'));
+    w.add(SITE_INFO_PATH, Buffer.from(JSON.stringify({ ...info, cappedAddresses: [address] })));
+    w.finish();
+    const a = filesOf(pack);
+    const b = filesOf(packB);
+    const objects = new Map([...a, ...b]);
+    objects.set(PACK_POINTER, a.get(PACK_POINTER)!);
+    let clock = 1_000_000;
+    const worker = cloudflarePackWorker(info, { now: () => clock, recheckSeconds: 60 });
+    const env = { BUCKET: bucketOf(objects) };
+    const statsA = readFileSync(join(tree, 'stats.json'), 'utf8');
+    expect((await get(worker, env, '/stats.json')).body).toBe(statsA);
+    expect((await get(worker, env, `/address/${address}.json`)).status).toBe(200);
+
+    objects.set(PACK_POINTER, b.get(PACK_POINTER)!);
+    clock += 59_000;
+    expect((await get(worker, env, '/stats.json')).body, 'within the interval: the open pack').toBe(statsA);
+    clock += 2_000;
+    expect((await get(worker, env, '/stats.json')).body, 'after it: the new index').toBe('{"generation":"b"}');
+    expect(await get(worker, env, `/address/${address}.json`)).toEqual({ status: 500, body: '{"error":"capped in b"}', cache: 'public, max-age=60' });
+
+    // A pointer to an index that is not there: the re-check fails, the open pack keeps answering.
+    objects.set(PACK_POINTER, Buffer.from('{"format":"chain-snapshot-pack","version":1,"index":"00000000000000000000000000000000.idx"}\n'));
+    clock += 61_000;
+    expect((await get(worker, env, '/stats.json')).body).toBe('{"generation":"b"}');
+  });
+
+  it('a bucket without the pack answers 503 with a JSON error and no caching; a damaged blob 500', async () => {
+    const worker = cloudflarePackWorker(info);
+    expect(await get(worker, { BUCKET: bucketOf(new Map()) }, '/stats.json')).toEqual({ status: 503, body: '{"error":"Snapshot unavailable."}', cache: 'no-store' });
+    // The stats.json blob's first byte flipped: it fails its CRC-32.
+    const objects = filesOf(pack);
+    const reader = await PackReader.open(pack);
+    const rec = (await reader.lookup('stats.json'))!;
+    const part = reader.parts[rec.part]!.name;
+    await reader.close();
+    const bytes = Buffer.from(objects.get(part)!);
+    bytes[rec.offset] = bytes[rec.offset]! ^ 0xff;
+    objects.set(part, bytes);
+    const damaged = cloudflarePackWorker(info);
+    expect(await get(damaged, { BUCKET: bucketOf(objects) }, '/stats.json')).toEqual({ status: 500, body: '{"error":"Internal error."}', cache: 'no-store' });
   });
 });
 
