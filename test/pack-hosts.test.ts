@@ -25,6 +25,8 @@ import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../src/contract/la
 import { PACK_POINTER } from '../src/contract/pack-format.js';
 import { PACK_WORKER, PACK_WORKER_DIR, writePackHostGlue } from '../src/hosts/pack-glue.js';
 import { cloudflarePackWorker } from '../src/hosts/cloudflare-pack-worker.js';
+import { INTERNAL_HEADER } from '../src/hosts/netlify-edge.js';
+import { netlifyPackFunction } from '../src/hosts/netlify-pack-edge.js';
 import { packFromTree } from '../src/pack/from-tree.js';
 import { PackReader } from '../src/pack/reader.js';
 import { PackWriter } from '../src/pack/writer.js';
@@ -330,6 +332,37 @@ describe('pack host glue: generations and failures', () => {
     objects.set(part, bytes);
     const damaged = cloudflarePackWorker(info);
     expect(await get(damaged, { BUCKET: bucketOf(objects) }, '/stats.json')).toEqual({ status: 500, body: '{"error":"Internal error."}', cache: 'no-store' });
+  });
+});
+
+describe('pack host glue: Netlify without a pack URL', () => {
+  it('reads the pack from the site itself with marked sub-requests the function lets through', async () => {
+    const files = await rangeServer(pack);
+    const fn = netlifyPackFunction(info);
+    const realFetch = globalThis.fetch;
+    const seen: string[] = [];
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const req = new Request(input, init);
+      const u = new URL(req.url);
+      seen.push(u.pathname);
+      // Netlify runs the function for its own sub-request too: it must pass it through.
+      expect(await fn(req), u.pathname).toBeUndefined();
+      expect(req.headers.get(INTERNAL_HEADER), u.pathname).toBe('1');
+      expect(u.origin).toBe('https://snapshot.example');
+      return realFetch(new URL(u.pathname, files.url), { headers: req.headers });
+    }) as typeof fetch;
+    try {
+      for (const file of ['stats.json', `tx/${readdirSync(join(tree, 'tx'))[0]}`]) {
+        const res = (await fn(new Request(`https://snapshot.example/${file}`)))!;
+        expect(res.status, file).toBe(200);
+        expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(tree, file))), file).toBe(true);
+      }
+    } finally {
+      globalThis.fetch = realFetch;
+      files.server.close();
+    }
+    expect(seen).toContain('/pack.json');
+    expect(seen.some((p) => p.endsWith('.part'))).toBe(true);
   });
 });
 
