@@ -129,6 +129,7 @@ export function packEdgeHandler(info: SiteInfo, source: () => RangeSource, opts:
     const send = (body: Uint8Array | ReadableStream | null, etag: string, encoding: string | null, varies: boolean): Response => {
       headers['ETag'] = etag;
       if (varies) headers['Vary'] = 'Accept-Encoding';
+      if ((inm === etag || head) && body instanceof ReadableStream) void body.cancel(); // a cached body not sent
       if (inm === etag) return new Response(null, { status: 304, headers });
       if (encoding === 'gzip') headers['Content-Encoding'] = 'gzip';
       // encodeBody 'manual': workerd must send the gzip bytes as they are, not compress them again.
