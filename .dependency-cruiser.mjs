@@ -11,7 +11,8 @@ const LAYERS = [
   ['source'], // blk files, RPC, the demo chain
   ['index'], // the LMDB index and its sync
   ['render'], // documents from the index
-  ['publish', 'pack', 'hosts'], // writing, staging and publishing a tree; packed trees; host config
+  ['publish', 'pack'], // writing, staging and publishing a tree; packed trees
+  ['hosts'], // host config and edge glue (the pack glue ships the pack reader)
   ['pipeline'], // the build's stages: render on threads, write through publish
   ['site'], // the build as a whole
   ['serve', 'verify'], // reading a built tree

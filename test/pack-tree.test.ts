@@ -3,9 +3,7 @@
 // most 2 range reads per lookup once the root is read; absent paths are absent; a damaged byte
 // is named by file and offset. Trees: the demo chain and Bitcoin mainnet 0–599 (../shared).
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, createReadStream, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -14,13 +12,13 @@ import { PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, type FromTreeSummary } from '../src/pack/from-tree.js';
 import { answerBytes, PackCorruptError, PackReader } from '../src/pack/reader.js';
-import { decideRange } from '../src/serve/range.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import { framedBlocks, readChain } from './support/helpers.js';
 import { tempDir } from './support/memory-builds.js';
 import { describeShared } from './support/shared-data.js';
+import { rangeServer } from './support/range-server.js';
 
 
 interface Line {
@@ -36,37 +34,6 @@ function manifestLines(tree: string): Line[] {
       const [, size, path] = l.split(' ') as [string, string, string];
       return { path, size: Number(size) };
     });
-}
-
-/** A static server of `dir` that answers one byte range with 206 (src/serve/range.ts decides). */
-async function rangeServer(dir: string): Promise<{ url: string; server: Server; requests: () => number }> {
-  let requests = 0;
-  const server = createServer((req, res) => {
-    requests++;
-    const name = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1));
-    let size: number;
-    try {
-      if (name.includes('/')) throw new Error('no subdirectories');
-      size = statSync(join(dir, name)).size;
-    } catch {
-      res.writeHead(404).end();
-      return;
-    }
-    const d = decideRange(req.headers.range, size);
-    if (d.kind === 'unsatisfiable') {
-      res.writeHead(416, { 'Content-Range': `bytes */${size}` }).end();
-      return;
-    }
-    if (d.kind === 'whole') {
-      res.writeHead(200, { 'Content-Length': size });
-      createReadStream(join(dir, name)).pipe(res);
-      return;
-    }
-    res.writeHead(206, { 'Content-Range': `bytes ${d.start}-${d.end}/${size}`, 'Content-Length': d.end - d.start + 1 });
-    createReadStream(join(dir, name), { start: d.start, end: d.end }).pipe(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server, requests: () => requests };
 }
 
 /** Bytes of the pack directory (what a host stores). */

@@ -8,7 +8,8 @@ import type { SiteInfo } from '../contract/layout.js';
 
 export type FetchFile = (file: string, request: Request) => Promise<Response>;
 
-function errorResp(e: ErrorResponse, head: boolean): Response {
+/** An error document as a response (405 with its Allow header). */
+export function errorResp(e: ErrorResponse, head: boolean): Response {
   const headers: Record<string, string> = { ...COMMON_HEADERS, 'Content-Type': e.contentType, 'Cache-Control': e.cacheControl };
   if (e.status === 405) headers['Allow'] = 'GET, HEAD';
   return new Response(head ? null : e.body, { status: e.status, headers });

@@ -40,7 +40,11 @@ export async function hostFiles(outDir: string, info: SiteInfo, opts: HostFileOp
 
 /** Writes the host files into the tree (only files whose bytes change); returns their paths. */
 export async function writeHostFiles(outDir: string, info: SiteInfo, opts: HostFileOptions = {}): Promise<string[]> {
-  const files = await hostFiles(outDir, info, opts);
+  return writeChangedFiles(outDir, await hostFiles(outDir, info, opts));
+}
+
+/** Writes `files` (path relative to `outDir` → contents) whose bytes change; returns their paths. */
+export async function writeChangedFiles(outDir: string, files: Map<string, string>): Promise<string[]> {
   for (const [rel, content] of files) {
     const abs = join(outDir, rel);
     const old = await readFile(abs, 'utf8').catch(() => undefined);

@@ -143,16 +143,32 @@ export function startPagesHost(dirs: string[]): Promise<RuntimeProcess> {
 
 /**
  * Deno running `netlify-host.ts` on the trees, one port per tree (it prints them once listening);
- * `functionDirs`: each tree's edge functions directory (default `<tree>/_netlify/edge-functions`).
+ * `functionDirs`: each tree's edge functions directory (default `<tree>/_netlify/edge-functions`);
+ * `env`: variables the functions may read (`Netlify.env.get`), e.g. DENO_DIR for a fresh cache.
  */
-export function startDenoNetlify(deno: string, dirs: string[], functionDirs?: string[]): Promise<RuntimeProcess> {
+export function startDenoNetlify(deno: string, dirs: string[], functionDirs?: (string | undefined)[], env: Record<string, string> = {}): Promise<RuntimeProcess> {
   const host = join(HERE, 'netlify-host.ts');
   const trees = dirs.map((d) => realpathSync(d));
   const args = trees.map((t, i) => (functionDirs?.[i] !== undefined ? `${t}::${realpathSync(functionDirs[i])}` : t));
-  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${[...trees, HERE].join(',')}`, '--allow-net=127.0.0.1', host, ...args], {
+  const allowEnv = Object.keys(env).length ? [`--allow-env=${Object.keys(env).join(',')}`] : [];
+  const proc = spawn(deno, ['run', '--no-prompt', `--allow-read=${[...trees, HERE].join(',')}`, '--allow-net=127.0.0.1', ...allowEnv, host, ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', ...env },
   });
   return track(proc, () => readyLine(proc, (l) => (JSON.parse(l) as { ports?: number[] }).ports?.map((p) => `http://127.0.0.1:${p}`)));
+}
+
+/**
+ * A pack's Cloudflare Worker directory (its `index.js` and `lib/`) in workerd with `env.BUCKET`
+ * the local R2 bucket `bucket` persisted in `r2Persist` (where `wrangler r2 bulk put --local
+ * --persist-to <state>` put it: `<state>/v3/r2`). See test/fixtures/pack-worker-host.ts.
+ */
+export function startPackWorker(workerDir: string, r2Persist: string, bucket: string): Promise<RuntimeProcess> {
+  const proc = spawn(process.execPath, [...nodeArgs(join(HERE, '..', 'fixtures', 'pack-worker-host.ts')), COMPATIBILITY_DATE, workerDir, r2Persist, bucket], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1' },
+  });
+  return track(proc, () => readyLine(proc, (l) => (JSON.parse(l) as { urls?: string[] }).urls));
 }

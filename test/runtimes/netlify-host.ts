@@ -17,6 +17,7 @@
  *   a URL rewrites to that same-site path; `context.next()` fetches the origin response;
  * - a `fetch` the function makes to its own site is a real HTTP request to this server, so it
  *   passes through the function again, as it does on Netlify;
+ * - `Netlify.env.get(name)` reads the process environment (what `--allow-env` allows);
  * - the origin serves the published files by decoded path (`/` and `…/` → `index.html`), with a
  *   content hash ETag (304 on If-None-Match), and the top-level `404.html` with status 404 for
  *   a missing file.
@@ -26,6 +27,7 @@
 
 interface DenoApi {
   args: string[];
+  env: { get(name: string): string | undefined };
   readFile(path: string): Promise<Uint8Array>;
   realPath(path: string): Promise<string>;
   readDir(path: string): AsyncIterable<{ name: string; isFile: boolean }>;
@@ -136,8 +138,24 @@ async function serveTree(arg: string): Promise<{ port: number; finished: Promise
   return { port: await port, finished: server.finished };
 }
 
+/** Netlify's global: `Netlify.env.get` reads the variables the host may read (--allow-env). */
+function netlifyGlobal(): { env: { get(name: string): string | undefined } } {
+  return {
+    env: {
+      get: (name) => {
+        try {
+          return Deno.env.get(name);
+        } catch {
+          return undefined; // not allowed: unset, as on a site without the variable
+        }
+      },
+    },
+  };
+}
+
 async function main(): Promise<void> {
   if (Deno.args.length === 0) throw new Error('usage: netlify-host.ts <tree>[::<functions dir>]...');
+  (globalThis as { Netlify?: unknown }).Netlify = netlifyGlobal();
   const servers = await Promise.all(Deno.args.map(serveTree));
   console.log(JSON.stringify({ ports: servers.map((s) => s.port) }));
   await Promise.all(servers.map((s) => s.finished));

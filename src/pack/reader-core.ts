@@ -1,0 +1,224 @@
+/**
+ * The pack reader without Node APIs (docs/pack-format.md), shipped as is to edge runtimes
+ * (workerd, Deno) by src/hosts/ship.ts: bytes come from a RangeSource, gzip is undone with the
+ * web-standard DecompressionStream unless the caller passes its own, CRC-32 is the codec's.
+ * Opening reads `pack.json` and the first 16 KiB of the index (header and part table), which stay
+ * cached; a lookup then costs at most one range read of its directory slot (none when the slot is
+ * among the recently used ones) and one of its blob. Every range read is counted.
+ */
+import {
+  Encoding,
+  Kind,
+  PACK_POINTER,
+  PART_HEADER_SIZE,
+  RECORD_SIZE,
+  ROOT_READ,
+  SLOT_HEADER,
+  checkSlot,
+  crc32 as codecCrc32,
+  decodeHeader,
+  decodePartTable,
+  decodePointer,
+  decodeRecipe,
+  decodeRecord,
+  findInSlot,
+  hexBytes,
+  packKey,
+  slotOf,
+  slotSize,
+  type BlobRef,
+  type PackHeader,
+  type PackRecord,
+  type PartInfo,
+} from '../contract/pack-format.js';
+import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './answer.js';
+import type { RangeSource } from './range-source.js';
+
+export interface CoreOptions {
+  /** Directory slots kept after use (default 64). */
+  slotCache?: number;
+  /** CRC-32 of bytes (default: the codec's; Node passes zlib's, which is faster). */
+  crc32?: (bytes: Uint8Array) => number;
+  /** Decodes one gzip member (default: DecompressionStream). */
+  gunzip?: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+}
+
+/** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
+export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** What opening a pack reads: the current index's name, header and part table. */
+export interface PackRoot {
+  index: string;
+  header: PackHeader;
+  parts: readonly PartInfo[];
+  /** Reads it took (pack.json, the root, the rest of a large part table). */
+  reads: number;
+}
+
+/** The index `pack.json` names. */
+export async function readPointer(source: RangeSource): Promise<string> {
+  return decodePointer(await source.readAll(PACK_POINTER), source.describe(PACK_POINTER)).index;
+}
+
+/** Reads the root of `index` (header and part table). */
+export async function readRoot(source: RangeSource, index: string): Promise<PackRoot> {
+  const where = source.describe(index);
+  let reads = 1;
+  let root = await source.read(index, 0, ROOT_READ);
+  const header = decodeHeader(root, where);
+  const tableEnd = header.partTableOffset + header.partTableLength;
+  if (tableEnd > root.length) {
+    root = await source.read(index, header.partTableOffset, header.partTableLength);
+    reads++;
+  } else root = root.subarray(header.partTableOffset, tableEnd);
+  const parts = decodePartTable(root, header.partCount, where, header.partTableOffset);
+  return { index, header, parts, reads };
+}
+
+export class PackCore {
+  /** Range reads issued since open (pack.json and the root included); tests and benches read it. */
+  reads = 0;
+  bytesRead = 0;
+  readonly index: string;
+  readonly header: PackHeader;
+  readonly parts: readonly PartInfo[];
+  private readonly slots = new Map<number, { bytes: Uint8Array; count: number }>();
+  private readonly slotCache: number;
+  private readonly crc: (bytes: Uint8Array) => number;
+  private readonly gunzipFn: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+
+  constructor(
+    readonly source: RangeSource,
+    root: PackRoot,
+    opts: CoreOptions = {},
+  ) {
+    this.index = root.index;
+    this.header = root.header;
+    this.parts = root.parts;
+    this.reads = root.reads;
+    this.slotCache = opts.slotCache ?? 64;
+    this.crc = opts.crc32 ?? codecCrc32;
+    this.gunzipFn = opts.gunzip ?? webGunzip;
+  }
+
+  /** Opens the pack `source` holds (`pack.json` names its index). */
+  static async openSource(source: RangeSource, opts: CoreOptions = {}): Promise<PackCore> {
+    const root = await readRoot(source, await readPointer(source));
+    root.reads++;
+    return new PackCore(source, root, opts);
+  }
+
+  async close(): Promise<void> {
+    await this.source.close();
+  }
+
+  protected async range(name: string, offset: number, length: number): Promise<Uint8Array> {
+    this.reads++;
+    const b = await this.source.read(name, offset, length);
+    this.bytesRead += b.length;
+    return b;
+  }
+
+  /** The directory record of `path`, or undefined (at most one range read). */
+  async lookup(path: string): Promise<PackRecord | undefined> {
+    const key = packKey(path);
+    const h = this.header;
+    const s = slotOf(key, h.bucketBits);
+    const size = slotSize(h);
+    const base = h.slotsOffset + s * size;
+    let slot = this.slots.get(s);
+    if (slot) {
+      this.slots.delete(s);
+    } else {
+      const bytes = await this.range(this.index, base, size);
+      const count = checkSlot(bytes, h.slotCapacity, this.source.describe(this.index), base);
+      slot = { bytes, count };
+      if (this.slots.size >= this.slotCache && this.slots.size > 0) this.slots.delete(this.slots.keys().next().value!);
+    }
+    if (this.slotCache > 0) this.slots.set(s, slot);
+    return findInSlot(slot.bytes, slot.count, key, this.source.describe(this.index), base);
+  }
+
+  /** A blob's stored bytes, checked against its CRC-32 (one range read). */
+  async blob(b: BlobRef, what: string): Promise<Uint8Array> {
+    const part = this.parts[b.part];
+    if (!part) throw new Error(`${this.source.describe(this.index)}: ${what} points at part ${b.part}; the pack has ${this.parts.length}`);
+    const file = this.source.describe(part.name);
+    if (b.offset < PART_HEADER_SIZE || b.offset + b.stored > part.size) {
+      throw new Error(`${file}: ${what} points at bytes ${b.offset}–${b.offset + b.stored - 1}, outside the part's ${part.size} bytes`);
+    }
+    const bytes = b.stored === 0 ? new Uint8Array(0) : await this.range(part.name, b.offset, b.stored);
+    if (bytes.length !== b.stored) throw new PackCorruptError(file, b.offset, b.stored, `${what}: the part ends after ${bytes.length} of them`);
+    if (this.crc(bytes) !== b.crc) throw new PackCorruptError(file, b.offset, b.stored, what);
+    return bytes;
+  }
+
+  private async decoded(b: BlobRef, what: string): Promise<Uint8Array> {
+    const stored = await this.blob(b, what);
+    return b.encoding === Encoding.IDENTITY ? stored : this.gunzip(stored, b, what);
+  }
+
+  /** The answer for a tree path, or undefined when the pack has no such file. */
+  async get(path: string, opts: GetOptions = {}): Promise<PackAnswer | undefined> {
+    const rec = await this.lookup(path);
+    return rec && this.answer(path, rec, opts);
+  }
+
+  /** The answer a record found for `path` stands for (one range read for stored and hex entries). */
+  async answer(path: string, rec: PackRecord, opts: GetOptions = {}): Promise<PackAnswer> {
+    const what = `entry ${path}`;
+    if (rec.kind === Kind.STORED) {
+      const stored = await this.blob(rec, what);
+      if (rec.encoding === Encoding.GZIP && acceptsGzip(opts.acceptEncoding)) return { kind: rec.kind, contentEncoding: 'gzip', size: stored.length, bytes: stored };
+      const bytes = rec.encoding === Encoding.GZIP ? await this.gunzip(stored, rec, what) : stored;
+      return { kind: rec.kind, contentEncoding: 'identity', size: bytes.length, bytes };
+    }
+    if (rec.kind === Kind.HEX) {
+      const stored = await this.blob(rec, what);
+      const raw = rec.encoding === Encoding.GZIP ? await this.gunzip(stored, rec, what) : stored;
+      return { kind: rec.kind, contentEncoding: 'identity', size: raw.length * 2, bytes: hexBytes(raw) };
+    }
+    const recipe = await this.decoded(rec, what);
+    const segments = decodeRecipe(recipe, `${this.source.describe(this.parts[rec.part]!.name)} (recipe of ${path})`, rec.offset);
+    return { kind: rec.kind, contentEncoding: 'identity', size: rec.size, stream: this.assemble(segments, path) };
+  }
+
+  private async gunzip(stored: Uint8Array, b: BlobRef, what: string): Promise<Uint8Array> {
+    try {
+      return await this.gunzipFn(stored);
+    } catch (e) {
+      throw new Error(`${this.source.describe(this.parts[b.part]!.name)}: bytes ${b.offset}–${b.offset + b.stored - 1} (${what}) are not gzip: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Yields a recipe's pieces in order; holds at most one referenced blob at a time. */
+  private async *assemble(segments: ReturnType<typeof decodeRecipe>, path: string): AsyncGenerator<Uint8Array> {
+    for (const [i, s] of segments.entries()) {
+      if (s.type === 'literal') {
+        if (s.bytes.length > 0) yield s.bytes;
+        continue;
+      }
+      const bytes = await this.decoded(s.blob, `segment ${i} of the recipe of ${path}`);
+      if (s.start + s.length > bytes.length) {
+        throw new Error(`recipe of ${path}: segment ${i} asks for bytes ${s.start}–${s.start + s.length - 1} of a blob of ${bytes.length}`);
+      }
+      yield bytes.subarray(s.start, s.start + s.length);
+    }
+  }
+
+  /** Every directory record, in key order (reads each slot once, outside the cache). */
+  async *records(): AsyncGenerator<PackRecord> {
+    const h = this.header;
+    const size = slotSize(h);
+    const where = this.source.describe(this.index);
+    for (let s = 0; s < 2 ** h.bucketBits; s++) {
+      const base = h.slotsOffset + s * size;
+      const bytes = await this.range(this.index, base, size);
+      const count = checkSlot(bytes, h.slotCapacity, where, base);
+      for (let i = 0; i < count; i++) yield decodeRecord(bytes, SLOT_HEADER + i * RECORD_SIZE, where, base);
+    }
+  }
+}
