@@ -125,6 +125,12 @@ describe('publish plan: pack', () => {
     expect(plan3.phases.map((p) => p.map(show))).toEqual([['put p3.part', 'put i3.idx'], ['put pack.json'], ['state'], ['delete i1.idx']]);
   });
 
+  it('keys deleted by the last run, still named in its state: no step (the state is not rewritten for them)', () => {
+    const r = published(P1);
+    const state = { ...r.state!, delete: ['gone.idx'] };
+    expect(planPublish({ ...r, state }, P1).phases).toEqual([]);
+  });
+
   it('a part already there (a stopped run wrote it) is ours and not written again', () => {
     const r = published(P1);
     const plan = planPublish({ ...r, listed: new Map([...r.listed, ['p2.part', 10]]) }, P2);

@@ -172,7 +172,9 @@ function planPack(remote: RemoteView, local: LocalSnapshot): Step[][] {
   const keepSet = new Set(keep);
   const doomed = [...new Set([...old.keep, ...old.delete, ...old.live])].filter((k) => !liveSet.has(k) && !keepSet.has(k) && remote.listed.has(k)).sort();
   const state: PublishState = { ...emptyState('pack'), live, keep: [...keep].sort(), delete: doomed };
-  const stateStep: Step[] = sameState(remote.state, state) ? [] : [{ op: 'state', state }];
+  // Keys deleted by an earlier run may stay listed in the state: rewriting it for them alone would cost a PUT.
+  const stale = remote.state && { ...remote.state, delete: remote.state.delete.filter((k) => remote.listed.has(k)) };
+  const stateStep: Step[] = sameState(stale, state) ? [] : [{ op: 'state', state }];
   return [puts.map((object): Step => ({ op: 'put', object })), rootPut ? [{ op: 'put', object: root }] : [], stateStep, doomed.map((key): Step => ({ op: 'delete', key }))];
 }
 
