@@ -1,9 +1,12 @@
 // `snapshot publish` of a tree to a real S3 server (s3rver on a loopback port, behind the
 // checking and counting proxy of test/support/s3-server.ts), on regtest chains built in memory.
+import { createHash, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { fileHeaders } from '../src/contract/router.js';
-import { publishToBucket, type PublishOptions } from '../src/publish/bucket/run.js';
+import { objectHeaders, publishToBucket, type PublishOptions } from '../src/publish/bucket/run.js';
+import { Bucket } from '../src/publish/bucket/s3.js';
 import { startServer } from '../src/serve/server.js';
 import { scenario } from './support/chains.js';
 import { build, tempDir } from './support/memory-builds.js';
@@ -145,5 +148,40 @@ describe('snapshot publish: a tree to S3', { timeout: 300_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('snapshot: LIST s3://no-such-bucket/p failed: NoSuchBucket (HTTP 404)');
     expect(r.stderr).not.toMatch(/NodeVersionSupportWarning/);
+  });
+});
+
+describe('snapshot publish: large objects', { timeout: 300_000 }, () => {
+  let fx: S3Fixture;
+  beforeAll(async () => {
+    Object.assign(process.env, S3_ENV);
+    fx = await startS3([BUCKET]);
+  });
+  afterAll(async () => fx?.close());
+
+  it('go in a multipart upload, each part with a checksum the server checks; a corrupted part is refused', async () => {
+    const file = tmp('big.part');
+    const bytes = randomBytes(11 * 1024 * 1024 + 123);
+    writeFileSync(file, bytes);
+    const bucket = new Bucket({ bucket: BUCKET, prefix: 'mp' }, { endpoint: fx.endpoint, region: 'us-east-1', maxAttempts: 1 });
+    try {
+      let sent = 0;
+      const got = await bucket.upload('big.part', file, objectHeaders('pack', 'big.part'), 5 * 1024 * 1024, 2, (n) => (sent += n));
+      expect(got).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(sent).toBe(bytes.length);
+      const parts = fx.requests.filter((r) => r.method === 'PUT' && r.query.includes('partNumber'));
+      expect(parts.map((r) => r.status)).toEqual([200, 200, 200]);
+      const o = await fx.head(BUCKET, 'mp/big.part');
+      expect(o.body.equals(bytes)).toBe(true);
+      expect(o.contentType).toBe('application/octet-stream');
+      fx.hook = (r) => (r.method === 'PUT' && r.query.includes('partNumber=2') ? 'corrupt' : 'pass');
+      // (s3rver cannot abort a multipart upload, so the error thrown is that of the abort.)
+      await expect(bucket.upload('bad.part', file, objectHeaders('pack', 'bad.part'), 5 * 1024 * 1024, 2, () => {})).rejects.toThrow(`PUT (multipart) s3://${BUCKET}/mp/bad.part failed: `);
+      expect(fx.requests.filter((r) => r.key === 'mp/bad.part' && r.query.includes('partNumber=2')).map((r) => r.status)).toEqual([400]);
+      expect((await fx.objects(BUCKET, 'mp/')).has('mp/bad.part')).toBe(false);
+    } finally {
+      fx.hook = () => 'pass';
+      bucket.close();
+    }
   });
 });
