@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     .command(demoCommand)
     .command(verifyCommand)
     .command(publishCommand)
-    .demandCommand(1, 'name a command: build, serve, verify or demo')
+    .demandCommand(1, 'name a command: build, serve, verify, publish or demo')
     .recommendCommands()
     .strict()
     .fail((msg, err) => {

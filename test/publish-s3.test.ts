@@ -148,6 +148,10 @@ describe('snapshot publish: a tree to S3', { timeout: 300_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('snapshot: LIST s3://no-such-bucket/p failed: NoSuchBucket (HTTP 404)');
     expect(r.stderr).not.toMatch(/NodeVersionSupportWarning/);
+    // No region anywhere: said with the way to give one.
+    const none = await cli(['publish', '--dir', out(), '--to', 's3://some-bucket/p', '--max-attempts', '1'], undefined, { AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_PROFILE: undefined, HOME: out() });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('snapshot: LIST s3://some-bucket/p failed: Region is missing (pass --region or set AWS_REGION)');
   });
 });
 

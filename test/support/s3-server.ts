@@ -244,8 +244,8 @@ export function changedFiles(a: Map<string, Buffer>, b: Map<string, Buffer>): nu
 }
 
 /** Runs the CLI; resolves with its exit code, signal, stdout and stderr. */
-export function cli(args: string[], onSpawn?: (kill: () => void) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { cwd: REPO, env: { ...process.env, ...S3_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function cli(args: string[], onSpawn?: (kill: () => void) => void, env: Record<string, string | undefined> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { cwd: REPO, env: { ...process.env, ...S3_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

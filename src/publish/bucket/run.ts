@@ -163,9 +163,10 @@ async function execute(bucket: Bucket, local: LocalSnapshot, dir: string, plan: 
     sent += n;
     o.progress?.update(sent, total, 'bytes');
   };
-  if (total > 0) o.progress?.begin('upload');
+  const objects = steps.filter((s) => s.op === 'put').length;
+  if (total > 0) o.progress?.begin(`upload of ${objects} object${objects === 1 ? '' : 's'}`);
   for (const phase of plan.phases) {
-    if (phase[0]!.op === 'delete' && deletes > 0) o.progress?.begin('delete');
+    if (phase[0]!.op === 'delete') o.progress?.begin('delete');
     let failure: unknown;
     await Promise.all(
       phase.map((step) =>

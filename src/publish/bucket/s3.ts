@@ -46,7 +46,10 @@ export interface ObjectHeaders {
 /** The SDK's error code and HTTP status, or the error's own message. */
 function describe(e: unknown): string {
   if (e instanceof S3ServiceException) return `${e.name} (HTTP ${e.$metadata.httpStatusCode ?? '?'})${e.message && e.message !== e.name && e.message !== 'UnknownError' ? `: ${e.message}` : ''}`;
-  return e instanceof Error ? e.message : String(e);
+  const text = e instanceof Error ? e.message : String(e);
+  if (/Region is missing/.test(text)) return `${text} (pass --region or set AWS_REGION)`;
+  if (/Could not load credentials/.test(text)) return `${text} (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)`;
+  return text;
 }
 
 function notFound(e: unknown): boolean {
