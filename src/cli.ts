@@ -6,6 +6,7 @@ import { hideBin } from 'yargs/helpers';
 import { IoError } from './runtime/io-error.js';
 import { buildCommand } from './commands/build.js';
 import { demoCommand } from './commands/demo.js';
+import { publishCommand } from './commands/publish.js';
 import { serveCommand } from './commands/serve.js';
 import { verifyCommand } from './commands/verify.js';
 
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
     .command(serveCommand)
     .command(demoCommand)
     .command(verifyCommand)
-    .demandCommand(1, 'name a command: build, serve, verify or demo')
+    .command(publishCommand)
+    .demandCommand(1, 'name a command: build, serve, verify, publish or demo')
     .recommendCommands()
     .strict()
     .fail((msg, err) => {

@@ -185,6 +185,20 @@ const STATIC_TYPES: Readonly<Record<string, string>> = {
   map: CONTENT_TYPES.json,
 };
 
+/**
+ * The Content-Type and Cache-Control of a tree file by its path, as the routes above send it
+ * (what copies of the tree to an object store carry): long only for raw tx and block bytes.
+ */
+export function fileHeaders(path: string): { contentType: string; cacheControl: string } {
+  const slash = path.lastIndexOf('/');
+  const dot = path.lastIndexOf('.');
+  const ext = dot > slash + 1 ? path.slice(dot + 1) : '';
+  const top = path.slice(0, path.indexOf('/') + 1);
+  const raw = (top === 'tx/' || top === 'block/') && (ext === 'bin' || ext === 'hex');
+  const contentType = ext === 'hex' ? CONTENT_TYPES.hex : Object.hasOwn(STATIC_TYPES, ext) ? STATIC_TYPES[ext]! : CONTENT_TYPES.bin;
+  return { contentType, cacheControl: raw ? CACHE_LONG : CACHE_SHORT };
+}
+
 function idDoc(kind: 'tx' | 'block', rest: string): RouteResult {
   const text = decodeText(rest);
   const dot = text.lastIndexOf('.');
