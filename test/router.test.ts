@@ -69,6 +69,12 @@ describe('route', () => {
     expect(json.type === 'file' && [json.contentType, json.cacheControl]).toEqual(['application/json; charset=utf-8', CACHE_SHORT]);
     expect(routeRequest('DELETE', '/stats.json', nmc).status).toBe(405);
   });
+  it('an extension that names an Object.prototype member is just an unknown type', () => {
+    for (const ext of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const r = route(`/assets/x.${ext}`, nmc);
+      expect(r.type === 'file' && r.contentType, ext).toBe('application/octet-stream');
+    }
+  });
 });
 
 describe('address validation', () => {

@@ -274,7 +274,8 @@ function staticDoc(path: string): RouteResult {
   for (const s of segs) if (!STATIC_SEGMENT.test(s)) return NOT_FOUND;
   const last = segs[segs.length - 1]!;
   const dot = last.lastIndexOf('.');
-  const type = (dot > 0 && STATIC_TYPES[last.slice(dot + 1)]) || CONTENT_TYPES.bin;
+  const ext = dot > 0 ? last.slice(dot + 1) : '';
+  const type = Object.hasOwn(STATIC_TYPES, ext) ? STATIC_TYPES[ext]! : CONTENT_TYPES.bin;
   return file(path, type, CACHE_SHORT, NOT_FOUND);
 }
 
