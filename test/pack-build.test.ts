@@ -13,6 +13,7 @@ import { memorySource } from '../src/source/memory.js';
 import { scenario } from './support/chains.js';
 import { framedBlocks, readChain } from './support/helpers.js';
 import { HOSTS, NET, tempDir } from './support/memory-builds.js';
+import { PACK_POINTER } from '../src/contract/pack-format.js';
 import { expectPackAnswersTree, expectSameAnswers, manifestPaths, packDirEntries, packFiles } from './support/pack-compare.js';
 import { describeShared } from './support/shared-data.js';
 
@@ -20,7 +21,7 @@ const tmp = tempDir('snapshot-pack-build-');
 
 /** Every file of a directory with its size, mtime and bytes. */
 function stamps(dir: string): Map<string, { size: number; mtimeMs: number; bytes: Buffer }> {
-  return new Map(readdirSync(dir).map((f) => [f, { size: statSync(join(dir, f)).size, mtimeMs: statSync(join(dir, f)).mtimeMs, bytes: readFileSync(join(dir, f)) }]));
+  return new Map([PACK_POINTER, ...packDirEntries(dir)].map((f) => [f, { size: statSync(join(dir, f)).size, mtimeMs: statSync(join(dir, f)).mtimeMs, bytes: readFileSync(join(dir, f)) }]));
 }
 
 /** Files of the pack dir other than pack.json are exactly the current and the previous index and their parts. */
@@ -30,7 +31,7 @@ async function expectOnlyReferenced(packDir: string, previous: { index: string; 
   expect(packDirEntries(packDir)).toEqual([...want].sort());
 }
 
-const bytesOf = (dir: string) => readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+const bytesOf = (dir: string) => [PACK_POINTER, ...packDirEntries(dir)].reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 function treeBytes(tree: string): { files: number; bytes: number } {
   const lines = readFileSync(join(tree, '_manifest.json'), 'utf8').trim().split('\n');
   return { files: lines.length + 1, bytes: lines.reduce((n, l) => n + Number(l.split(' ')[1]), 0) + statSync(join(tree, '_manifest.json')).size };
@@ -121,6 +122,18 @@ describe('build --format pack: the demo chain', () => {
     // Forced: the build goes on and leaves the user's file alone.
     await demo(out, { format: 'pack', force: true });
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
+  }, 240_000);
+
+  it('writes the hosts\' glue beside the pack (a Worker project for R2, a Netlify site); a foreign file inside it is refused', async () => {
+    const out = tmp('demo-glue');
+    await demo(out, { format: 'pack', height: 20 });
+    for (const f of ['_pack-worker/index.js', '_pack-worker/wrangler.toml', '_netlify/edge-functions/api.js', 'netlify.toml']) expect(existsSync(join(out, f)), f).toBe(true);
+    expect(readFileSync(join(out, '_pack-worker/wrangler.toml'), 'utf8')).toMatch(/binding = "BUCKET"/);
+    expect(readFileSync(join(out, 'netlify.toml'), 'utf8')).toMatch(/publish = "\."\n\s*edge_functions = "_netlify\/edge-functions"/);
+    // The glue is the build's own: the next run goes on.
+    await demo(out, { format: 'pack', height: 25 });
+    writeFileSync(join(out, '_netlify', 'edge-functions', 'mine.js'), 'export default () => {};');
+    await expect(demo(out, { format: 'pack' })).rejects.toThrow(/_netlify\/edge-functions\/mine\.js.*--force/);
   }, 240_000);
 });
 

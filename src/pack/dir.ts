@@ -5,7 +5,8 @@
  * Ours: `pack.json` when it reads as a pack pointer; every `<32 hex>.idx` that reads as a pack
  * index, and the parts it lists (so the current and older generations); and the names of the
  * journal, a list the build keeps outside the directory of every entry a writer is about to
- * create there (a killed run's parts, index or temp dir that no index lists yet).
+ * create there (a killed run's parts, index or temp dir that no index lists yet). Besides the
+ * pack, the host glue the build wrote (`glue`: the paths it recorded before writing them).
  */
 import { closeSync, openSync, readSync, readdirSync, readFileSync, rmSync, appendFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
@@ -92,8 +93,22 @@ function owned(dir: string, journal: ReadonlySet<string>): { names: Set<string>;
   return { names, indexes };
 }
 
+/**
+ * Undefined when `rel` (an entry of the pack directory or below) is host glue the tool wrote: a
+ * regular file it recorded, or a directory holding only such; else the first path that is not.
+ */
+function foreignGlue(dir: string, e: Dirent, rel: string, glue: ReadonlySet<string>): string | undefined {
+  if (e.isFile()) return glue.has(rel) ? undefined : rel;
+  if (!e.isDirectory() || ![...glue].some((g) => g.startsWith(rel + '/'))) return rel;
+  for (const c of sortedEntries(join(dir, rel))) {
+    const bad = foreignGlue(dir, c, `${rel}/${c.name}`, glue);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
+}
+
 /** The first entry of `dir` (in name order) the tool did not write, and why (a clause); undefined: all of it is ours. */
-export function foreignPackEntry(dir: string, journal: ReadonlySet<string>): { path: string; reason: string } | undefined {
+export function foreignPackEntry(dir: string, journal: ReadonlySet<string>, glue: ReadonlySet<string> = new Set()): { path: string; reason: string } | undefined {
   const entries = sortedEntries(dir);
   if (entries.length === 0) return undefined;
   const pointer = entries.find((e) => e.name === PACK_POINTER);
@@ -111,6 +126,9 @@ export function foreignPackEntry(dir: string, journal: ReadonlySet<string>): { p
   const { names } = owned(dir, journal);
   for (const e of entries) {
     if (e.name === PACK_POINTER) continue;
+    const notGlue = foreignGlue(dir, e, e.name, glue);
+    if (notGlue === undefined) continue;
+    if (notGlue !== e.name) return { path: notGlue, reason: `"${notGlue}" is not a file of its host glue: not made by chain snapshot` };
     const kind = e.isFile() && PACK_FILE.test(e.name) ? 'file' : e.isDirectory() && WRITER_TMP.test(e.name) ? 'tmp' : undefined;
     if (kind === undefined || !names.has(e.name)) {
       const what = e.isSymbolicLink() ? 'is a symbolic link' : 'is not a file of its pack';

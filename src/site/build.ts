@@ -105,7 +105,7 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
-    const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress));
+    const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress, opened.hosts));
     return { ...buildReport({ opened, synced, staged, rendered, sealed }), ...(packed && { pack: packed }) };
   } catch (e) {
     failed = true;

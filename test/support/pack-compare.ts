@@ -59,8 +59,11 @@ export async function packFiles(packDir: string): Promise<{ index: string; parts
 }
 
 /** The entries of a pack directory, sorted, with pack.json left out. */
+/** The host glue a pack build writes beside the pack (top-level entries). */
+export const PACK_GLUE_TOP = ['_netlify', '_pack-worker', 'netlify.toml'];
+
 export function packDirEntries(packDir: string): string[] {
   return readdirSync(packDir)
-    .filter((e) => e !== PACK_POINTER)
+    .filter((e) => e !== PACK_POINTER && !PACK_GLUE_TOP.includes(e))
     .sort();
 }

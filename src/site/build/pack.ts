@@ -14,9 +14,10 @@
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { MANIFEST_PATH } from '../../contract/layout.js';
+import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../../contract/layout.js';
 import { PACK_POINTER } from '../../contract/pack-format.js';
-import { HOSTS, type HostName } from '../../hosts/index.js';
+import { HOSTS, writeChangedFiles, type HostName } from '../../hosts/index.js';
+import { packGlueFiles } from '../../hosts/pack-glue.js';
 import { manifestHash } from '../../index/state.js';
 import { collectGarbage, currentIndex, foreignPackEntry, PackJournal } from '../../pack/dir.js';
 import { packFromTree, type FromTreeSummary } from '../../pack/from-tree.js';
@@ -52,6 +53,7 @@ export interface PackReport {
 
 const JOURNAL = 'pack.journal';
 const RECORD = 'pack-state.json';
+const GLUE_RECORD = 'pack-glue.json';
 
 interface PackRecord {
   /** The index pack.json named after the last pack phase, and the sha256 of the tree's manifest it was made from. */
@@ -105,7 +107,7 @@ function isEmpty(dir: string): boolean {
 /** Refuses (unless forced) a pack directory holding anything the tool did not write. */
 function checkPackDir(packDir: string, stateDir: string, force: boolean): void {
   if (force || !existsSync(packDir)) return;
-  const foreign = foreignPackEntry(packDir, new PackJournal(join(stateDir, JOURNAL)).names());
+  const foreign = foreignPackEntry(packDir, new PackJournal(join(stateDir, JOURNAL)).names(), readGlue(stateDir));
   if (foreign !== undefined) refuse(`refusing to write a pack into ${packDir}: ${foreign.reason}; use --force to write into it anyway (only the pack's own files are ever replaced or removed)`);
 }
 
@@ -120,6 +122,27 @@ export function packIsCurrent(pack: PackTargets, treeBefore: string | undefined)
   if (treeBefore === undefined || !existsSync(pack.packDir)) return false;
   const record = readRecord(pack.stateDir);
   return record !== undefined && record.tree === treeBefore && record.index === currentIndex(pack.packDir) && new PackJournal(join(pack.stateDir, JOURNAL)).names().size === 0;
+}
+
+/** The host glue paths the pack builds wrote into the pack directory (recorded before writing them). */
+function readGlue(stateDir: string): Set<string> {
+  try {
+    return new Set(JSON.parse(readFileSync(join(stateDir, GLUE_RECORD), 'utf8')) as string[]);
+  } catch {
+    return new Set();
+  }
+}
+
+/** The hosts' glue for the pack (docs/deploy.md, "Deploying a pack"), written beside it; returns the paths written. */
+async function writePackGlue(pack: PackTargets, tree: string, hosts: readonly HostName[]): Promise<string[]> {
+  const info = JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo;
+  const files = await packGlueFiles(info, { hosts });
+  const glue = readGlue(pack.stateDir);
+  for (const p of files.keys()) glue.add(p);
+  const tmp = join(pack.stateDir, `${GLUE_RECORD}.tmp`);
+  writeFileSync(tmp, JSON.stringify([...glue].sort()) + '\n');
+  renameSync(tmp, join(pack.stateDir, GLUE_RECORD));
+  return writeChangedFiles(pack.packDir, files);
 }
 
 function readRecord(stateDir: string): PackRecord | undefined {
@@ -140,7 +163,7 @@ function writeRecord(stateDir: string, r: PackRecord): void {
  * Published tree → a new generation of the pack: appended to the current one (unchanged answers
  * keep pointing into its parts), `pack.json` replaced last, then the files no longer needed removed.
  */
-export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress): Promise<PackReport> {
+export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress, hosts: readonly HostName[]): Promise<PackReport> {
   progress.begin('pack');
   checkPackDir(pack.packDir, pack.stateDir, pack.force); // nothing foreign appeared while the tree was built
   const journal = new PackJournal(join(pack.stateDir, JOURNAL));
@@ -166,6 +189,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const removed = collectGarbage(pack.packDir, [summary.index, ...(previous !== undefined && previous !== summary.index ? [previous] : [])], journal.names());
   journal.clear();
   await hooks.onPackStep?.('collected');
+  await writePackGlue(pack, tree, hosts);
   progress.end();
   return {
     dir: pack.packDir,
