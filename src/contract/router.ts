@@ -25,21 +25,10 @@ import {
   type BinExt,
   type SiteInfo,
 } from './layout.js';
+import { CACHE_LONG, CACHE_SHORT, CONTENT_TYPES, staticType } from './media.js';
 
-export const CONTENT_TYPES = {
-  json: 'application/json; charset=utf-8',
-  bin: 'application/octet-stream',
-  hex: 'text/plain; charset=utf-8',
-  html: 'text/html; charset=utf-8',
-} as const;
+export { CACHE_LONG, CACHE_SHORT, COMMON_HEADERS, CONTENT_TYPES, fileHeaders, staticType } from './media.js';
 
-/** Content-addressed raw bytes never change. */
-export const CACHE_LONG = 'public, max-age=31536000, immutable';
-/** Everything that may change with the next block (JSON documents, stats, names, errors). */
-export const CACHE_SHORT = 'public, max-age=60';
-
-/** Headers every response carries. */
-export const COMMON_HEADERS: Readonly<Record<string, string>> = { 'Access-Control-Allow-Origin': '*' };
 
 export interface ErrorResponse {
   type: 'error';
@@ -170,34 +159,7 @@ const STATIC_SEGMENT = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/;
 /** First path segments that belong to the API or the tree's internals, never served as-is. */
 const RESERVED_TOP = new Set(['tx', 'block', 'block-height', 'address', 'name', 'v', 'errors', '404.html', 'stats.json', 'nginx.conf', 'netlify.toml']);
 
-const STATIC_TYPES: Readonly<Record<string, string>> = {
-  html: CONTENT_TYPES.html,
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
-  json: CONTENT_TYPES.json,
-  txt: 'text/plain; charset=utf-8',
-  svg: 'image/svg+xml',
-  png: 'image/png',
-  ico: 'image/x-icon',
-  webmanifest: 'application/manifest+json',
-  woff2: 'font/woff2',
-  map: CONTENT_TYPES.json,
-};
 
-/**
- * The Content-Type and Cache-Control of a tree file by its path, as the routes above send it
- * (what copies of the tree to an object store carry): long only for raw tx and block bytes.
- */
-export function fileHeaders(path: string): { contentType: string; cacheControl: string } {
-  const slash = path.lastIndexOf('/');
-  const dot = path.lastIndexOf('.');
-  const ext = dot > slash + 1 ? path.slice(dot + 1) : '';
-  const top = path.slice(0, path.indexOf('/') + 1);
-  const raw = (top === 'tx/' || top === 'block/') && (ext === 'bin' || ext === 'hex');
-  const contentType = ext === 'hex' ? CONTENT_TYPES.hex : Object.hasOwn(STATIC_TYPES, ext) ? STATIC_TYPES[ext]! : CONTENT_TYPES.bin;
-  return { contentType, cacheControl: raw ? CACHE_LONG : CACHE_SHORT };
-}
 
 function idDoc(kind: 'tx' | 'block', rest: string): RouteResult {
   const text = decodeText(rest);
@@ -275,7 +237,7 @@ function staticDoc(path: string): RouteResult {
   const last = segs[segs.length - 1]!;
   const dot = last.lastIndexOf('.');
   const ext = dot > 0 ? last.slice(dot + 1) : '';
-  const type = Object.hasOwn(STATIC_TYPES, ext) ? STATIC_TYPES[ext]! : CONTENT_TYPES.bin;
+  const type = staticType(ext);
   return file(path, type, CACHE_SHORT, NOT_FOUND);
 }
 
