@@ -130,16 +130,26 @@ describe('the whole build: share done and ETA from the weights', () => {
     expect(at(10)).toEqual({ fraction: 1000 / 2100, etaSeconds: 11 });
     eta.update(20, 100, 'txs', 5); // render runs at half the weights' speed: 5 txs/s
     // The factor of all done so far: (10 + 4 s) / (1,000 + 200). Render, 20% done: 80 txs at 5/s
-    // for 20%, 10 × 80 at the factor for 80%; the manifest at the factor.
+    // weighed 0.2², 10 × 80 at the factor for the rest; the manifest at the factor.
     const o = at(14, 5);
     const factor = 14 / 1200;
     expect(o.fraction).toBeCloseTo(1200 / 2100, 9);
-    expect(o.etaSeconds).toBeCloseTo(0.2 * (80 / 5) + 0.8 * (10 * 80 * factor) + 100 * factor, 9);
+    expect(o.etaSeconds).toBeCloseTo(0.04 * (80 / 5) + 0.96 * (10 * 80 * factor) + 100 * factor, 9);
     eta.update(100, 100, 'txs', 5);
     eta.begin('manifest', 26_000);
     // Before the manifest's first unit: its fixed part at the factor of what took 26 s for 2,000.
     expect(at(26).etaSeconds).toBeCloseTo((100 * 26) / 2000, 9);
     expect(at(26).fraction).toBeCloseTo(2100 / 2100, 9);
+  });
+
+  it('the scan counts at its last trusted rate, not its mean: its warm-up is no part of what the weights compare to', () => {
+    const counts: BuildCounts = { txs: 0, txouts: 0, nameOps: 0, size: 0 };
+    const eta = new BuildEta(['scan', 'render', 'manifest'], () => counts, weights);
+    eta.begin('scan', 0);
+    Object.assign(counts, { size: 1000, txs: 100 });
+    eta.update(1000, 1000, 'bytes', 200); // 10 s for 1,000 bytes, but 200 bytes/s at the end
+    eta.begin('render', 10_000);
+    expect(eta.overall(10_000, undefined, MIN_RATE_MS).etaSeconds).toBeCloseTo((10 * 100 + 100) / 200, 9);
   });
 
   it('estimates from the scan\'s share of bytes while the totals lag (or are not in yet)', () => {

@@ -26,28 +26,30 @@ export interface StageWeight {
 
 /**
  * The weights, measured on the real-world profile (`npm run bench:progress -- --weights`, 20k
- * txs; the median of 7 runs): a stage's start-up (to its first unit of work) and its time per unit after it, divided by
- * the scan's time per byte on the same run. Ratios rather than times: they carry over to other
+ * txs; medians of 3–10 runs on a shared, busy machine): a stage's start-up (to its first unit
+ * of work) and its time per unit after it, divided by the scan's time per byte over the latter
+ * half of the scan (past its warm-up). Ratios rather than times: they carry over to other
  * machines as far as the stages use the cores alike, and the stages done correct the rest (the
  * machine factor is what they took).
  */
 export const STAGE_WEIGHTS: Readonly<Record<string, StageWeight>> = {
-  // Undoing a block: read back from the spill and un-applied, about what scanning it costs.
-  rollback: { fixed: 0, perUnit: 2_000 },
-  scan: { fixed: 60_000, perUnit: 1 },
+  // Undoing a block (not measured: assumed to cost what scanning a mid-sized block does).
+  rollback: { fixed: 0, perUnit: 50_000 },
+  scan: { fixed: 70_000, perUnit: 1 },
   // Full builds: the index flushed; incremental ones: the spare release prepared.
   staging: { fixed: 10_000, perUnit: 0 },
   // The render threads start (the first task is answered late), then a tx's documents and its block's share.
-  'txs and blocks': { fixed: 1_900_000, perUnit: 380, estimate: (c) => c.txs },
+  'txs and blocks': { fixed: 2_700_000, perUnit: 450, estimate: (c) => c.txs },
   // An address output: its line in its address document (the tx texts are read back).
-  addresses: { fixed: 350_000, perUnit: 320, estimate: (c) => c.txouts },
+  addresses: { fixed: 860_000, perUnit: 450, estimate: (c) => c.txouts },
   // A listed name operation: its share of its name's 64 documents (name_new is counted but not listed).
-  names: { fixed: 0, perUnit: 3_000, estimate: (c) => 0.6 * c.nameOps },
+  names: { fixed: 0, perUnit: 4_500, estimate: (c) => 0.6 * c.nameOps },
   // The UI bundle, host and contract files, and the writers' last manifest rows written out.
-  'site files': { fixed: 950_000, perUnit: 0 },
+  'site files': { fixed: 1_200_000, perUnit: 0 },
+  // Incremental builds (not measured: a hard link per stale file).
   links: { fixed: 10_000, perUnit: 5 },
-  // A manifest line; files: a tx's json/bin/hex, an address document per ~0.6 outputs, 64 per name.
-  manifest: { fixed: 200_000, perUnit: 1.5, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
+  // A manifest line; files: a tx's json/bin/hex, an address document per ~0.6 outputs, 64 per name (~0.6 per operation).
+  manifest: { fixed: 400_000, perUnit: 4, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
 };
 
 /**
@@ -112,7 +114,7 @@ export class BuildEta {
     r.done = done;
     r.total = total;
     r.unit = unit;
-    if (r.name === 'scan') this.scanRate = rate && rate * this.bytesPerScanUnit(r);
+    if (r.name === 'scan' && rate) this.scanRate = rate * this.bytesPerScanUnit(r);
   }
 
   /** Bytes of block data per unit the scan reports (1 for bytes; txs or blocks: the average so far). */
@@ -171,10 +173,14 @@ export class BuildEta {
     const cur = this.current;
     const since = scan.run.startMs;
     if (now - since < minRateMs || (scan.run.endMs === undefined && !this.scanRate)) return { fraction, etaSeconds: undefined };
-    // Seconds per scan-byte equivalent: the scan's own rate while it runs, then what the stages since took (with the current one once its rate is trusted).
-    const timed = this.runs.filter((r) => r.startMs >= since && (r.endMs !== undefined || (r === cur && currentRate && r.name !== 'scan')));
-    const seconds = timed.reduce((s, r) => s + ((r.endMs ?? now) - r.startMs) / 1000, 0);
-    const cost = timed.reduce((s, r) => s + this.costDone(r), 0);
+    // Seconds per scan-byte equivalent: what the scan and the stages since took (the current one
+    // once its rate is trusted). The scan counts at its last trusted rate: its warm-up (threads
+    // starting, the JIT) is no part of what the weights compare to.
+    const timed = this.runs.filter((r) => r !== scan.run && r.startMs >= since && (r.endMs !== undefined || (r === cur && currentRate)));
+    const scanCost = this.costDone(scan.run);
+    const scanSeconds = this.scanRate ? scanCost / this.scanRate : ((scan.run.endMs ?? now) - since) / 1000;
+    const seconds = timed.reduce((s, r) => s + ((r.endMs ?? now) - r.startMs) / 1000, scanSeconds);
+    const cost = timed.reduce((s, r) => s + this.costDone(r), scanCost);
     const factor = cost > 0 ? seconds / cost : 1 / this.scanRate!;
     let left = costLeft * factor;
     if (cur?.name === 'scan') left += (Math.max(0, (cur.total ?? 0) - cur.done) * this.bytesPerScanUnit(cur)) / this.scanRate!;
@@ -182,9 +188,9 @@ export class BuildEta {
       const units = this.units(cur.name, cur, totals);
       const elapsed = (now - cur.startMs) / 1000;
       // By the weights, the start-up (fixed part) eaten by the time already spent; once its own rate
-      // is trusted, that rate more and more as the stage goes (early rates of bursty stages are noisy).
+      // is trusted, that rate more and more as the stage goes (the rates of bursty stages are noisy until late).
       const byWeights = Math.max(cur.weight.perUnit * Math.max(0, units - cur.done), cur.weight.fixed + cur.weight.perUnit * units - elapsed / factor) * factor;
-      const share = units > 0 ? Math.min(1, cur.done / units) : 0;
+      const share = units > 0 ? Math.min(1, cur.done / units) ** 2 : 0;
       left += currentRate ? share * (Math.max(0, units - cur.done) / currentRate) + (1 - share) * byWeights : byWeights;
     }
     return { fraction, etaSeconds: left };
