@@ -62,7 +62,7 @@ function etaAt(samples: Timed[], atMs: number): number | undefined {
 
 /**
  * Each stage's start-up (to its first unit of work) and time per unit after it, relative to the
- * scan's time per byte after its own start-up: what STAGE_WEIGHTS holds as `fixed` and `perUnit`.
+ * scan's time per byte over its latter half: what STAGE_WEIGHTS holds as `fixed` and `perUnit`.
  */
 function weights(r: RunResult): void {
   const fit = (stage: string, seconds: number) => {
@@ -74,11 +74,14 @@ function weights(r: RunResult): void {
     const startup = (first.atMs - begin) / 1000;
     return { startup, perUnit: (seconds - startup) / Math.max(1, last.total - first.done), units: last.total, unit: last.unit };
   };
-  const scanSeconds = r.stageSeconds.find(([s]) => s === 'scan')?.[1];
-  const scan = scanSeconds && fit('scan', scanSeconds);
-  if (!scan || scan.unit !== 'bytes') return;
+  // The scan's time per byte over the latter half of its time (past its warm-up), as the build measures it.
+  const scanSamples = r.samples.filter((s) => s.stage === 'scan' && s.done > 0);
+  const [first, last] = [scanSamples[0], scanSamples.at(-1)];
+  if (!first || !last || last.unit !== 'bytes') return;
+  const mid = scanSamples.findLast((s) => s.atMs <= (first.atMs + last.atMs) / 2) ?? first;
+  const scan = { perUnit: (last.atMs - mid.atMs) / 1000 / (last.done - mid.done) };
   const eq = (s: number) => (s / scan.perUnit / 1000).toFixed(0);
-  console.log(`  (scan: ${(scan.perUnit * 1e9).toFixed(0)} ns/byte after its start-up; in scan-byte equivalents, k = 1000)`);
+  console.log(`  (scan: ${(scan.perUnit * 1e9).toFixed(0)} ns/byte over its latter half; in scan-byte equivalents, k = 1000)`);
   for (const [stage, seconds] of r.stageSeconds) {
     const f = fit(stage, seconds);
     const per = f.unit ? `, then ${(f.perUnit / scan.perUnit).toFixed(2)} per ${f.unit.replace(/s$/, '')} (${f.units} ${f.unit})` : '';
