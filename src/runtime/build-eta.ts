@@ -143,12 +143,12 @@ export class BuildEta {
     return this.weights[name]?.estimate?.(totals) ?? 0;
   }
 
-  /** Cost of a stage's units done (the fixed part counts as done once the stage has begun). */
+  /** Cost of a stage's work done (its fixed part, the start-up, once it has done a unit or ended). */
   private costDone(run: StageRun): number {
     const { fixed, perUnit } = run.weight;
     if (run.endMs !== undefined) return fixed + perUnit * (run.name === 'scan' ? this.scan()!.bytes : (run.total ?? 0));
     const done = run.name === 'scan' ? run.done * this.bytesPerScanUnit(run) : run.done;
-    return fixed + perUnit * done;
+    return done > 0 ? fixed + perUnit * done : 0;
   }
 
   /** The build's share done and the seconds left at `now`. */
