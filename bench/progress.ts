@@ -4,9 +4,9 @@
 // each in a child process (as `snapshot build` runs), records every progress sample, and
 // compares the overall ETA the build showed at 10%, 25% and 50% of its whole time (from the
 // build's call to its return) with the time really left then.
-// --weights: each stage's time per unit relative to the scan's time per byte (what
-// src/runtime/build-eta.ts STAGE_WEIGHTS holds), and the stage times. --trace: the overall share
-// and ETA against time, at every tenth of the build.
+// --weights: each stage's start-up and time per unit relative to the scan's time per byte over
+// its latter half (what src/runtime/build-eta.ts STAGE_WEIGHTS holds). --trace: the overall share
+// and ETA at every tenth of the build, and each stage's work done against its time.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
