@@ -26,30 +26,31 @@ export interface StageWeight {
 
 /**
  * The weights, measured on the real-world profile (`npm run bench:progress -- --weights`, 20k
- * txs; medians of 3–10 runs on a shared, busy machine): a stage's start-up (to its first unit
+ * txs, the median of 3 runs on an idle 2-core machine): a stage's start-up (to its first unit
  * of work) and its time per unit after it, divided by the scan's time per byte over the latter
  * half of the scan (past its warm-up). Ratios rather than times: they carry over to other
- * machines as far as the stages use the cores alike, and the stages done correct the rest (the
- * machine factor is what they took).
+ * machines as far as the stages use the cores alike (on a loaded machine the render threads'
+ * stages weigh up to 1.5× more), and the stages done correct the rest (the machine factor is
+ * what they took).
  */
 export const STAGE_WEIGHTS: Readonly<Record<string, StageWeight>> = {
   // Undoing a block (not measured: assumed to cost what scanning a mid-sized block does).
   rollback: { fixed: 0, perUnit: 50_000 },
-  scan: { fixed: 70_000, perUnit: 1 },
+  scan: { fixed: 80_000, perUnit: 1 },
   // Full builds: the index flushed; incremental ones: the spare release prepared.
   staging: { fixed: 10_000, perUnit: 0 },
   // The render threads start (the first task is answered late), then a tx's documents and its block's share.
-  'txs and blocks': { fixed: 2_700_000, perUnit: 450, estimate: (c) => c.txs },
+  'txs and blocks': { fixed: 2_800_000, perUnit: 500, estimate: (c) => c.txs },
   // An address output: its line in its address document (the tx texts are read back).
-  addresses: { fixed: 860_000, perUnit: 450, estimate: (c) => c.txouts },
+  addresses: { fixed: 570_000, perUnit: 350, estimate: (c) => c.txouts },
   // A listed name operation: its share of its name's 64 documents (name_new is counted but not listed).
-  names: { fixed: 0, perUnit: 4_500, estimate: (c) => 0.6 * c.nameOps },
+  names: { fixed: 0, perUnit: 4_000, estimate: (c) => 0.6 * c.nameOps },
   // The UI bundle, host and contract files, and the writers' last manifest rows written out.
-  'site files': { fixed: 1_200_000, perUnit: 0 },
+  'site files': { fixed: 1_400_000, perUnit: 0 },
   // Incremental builds (not measured: a hard link per stale file).
   links: { fixed: 10_000, perUnit: 5 },
   // A manifest line; files: a tx's json/bin/hex, an address document per ~0.6 outputs, 64 per name (~0.6 per operation).
-  manifest: { fixed: 400_000, perUnit: 4, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
+  manifest: { fixed: 270_000, perUnit: 3, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
 };
 
 /**
