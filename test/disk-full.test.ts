@@ -90,7 +90,7 @@ describe.skipIf(!canMount)('a full disk', () => {
     const r = run();
     expect(r.status).toBe(1);
     // Besides progress lines, liblmdb prints its own "Write error: …" diagnostic (not ours to silence).
-    const lines = r.stderr.split('\n').filter((l) => l && !/^(\[\d+\/\d+\] )?(rollback|scan|staging|txs and blocks|addresses|names|site files|manifest): |^Write error: /.test(l));
+    const lines = r.stderr.split('\n').filter((l) => l && !/^(build \d+%(, ETA \S+)? \| )?(\[\d+\/\d+\] )?(rollback|scan|staging|txs and blocks|addresses|names|site files|manifest)(: |$)|^Write error: /.test(l));
     expect(lines).toHaveLength(1);
     // Whichever fills the disk first: the index, the block spill, the tx text scratch files, the manifest rows.
     expect(lines[0]).toMatch(new RegExp(`^snapshot: (index ${state}/lmdb|block spill ${state}/blocks.spill|rendering height \\d+: tx text scratch file ${state}/tx-texts\\.tmp\\.\\d+|writing ${state}/manifest-rows\\.tmp/\\S+): .*(ENOSPC|EIO)`));

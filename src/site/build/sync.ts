@@ -26,7 +26,7 @@ export async function syncPhase({ source, index, meta, progress, asked, full }: 
   const rolledBackTo = fork < meta.tip ? fork : undefined;
   const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
   const names = isNamecoin(index.net) ? ['names'] : [];
-  progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...names, 'site files', ...(full ? [] : ['links']), 'manifest']);
+  progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...names, 'site files', ...(full ? [] : ['links']), 'manifest'], () => meta.totals);
   const onBlock = rawInto && ((block: Block, hash: string) => writeRawFiles(rawInto, block, hash));
   const { height, side, orphan, changes } = await syncIndex({ source, index, meta, fork, height: asked.height, full, progress, onBlock });
   return { height, side, orphan, changes, rolledBackTo };
