@@ -51,6 +51,8 @@ export const STAGE_WEIGHTS: Readonly<Record<string, StageWeight>> = {
   links: { fixed: 10_000, perUnit: 5 },
   // A manifest line; files: a tx's json/bin/hex, an address document per ~0.6 outputs, 64 per name (~0.6 per operation).
   manifest: { fixed: 270_000, perUnit: 3, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
+  // --format pack (not measured: each file read back, hashed and compressed, about three manifest lines' worth).
+  pack: { fixed: 270_000, perUnit: 10, estimate: (c) => 3 * c.txs + 0.6 * c.txouts + 40 * c.nameOps },
 };
 
 /**

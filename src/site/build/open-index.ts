@@ -22,6 +22,8 @@ export interface Opened {
   cap: number;
   hosts: readonly HostName[];
   nginxUpstream: string | undefined;
+  /** `pack`: a pack phase follows the publish (site/build/pack.ts). */
+  format: 'tree' | 'pack';
   /** The height asked for (else the source's tip) and the one to build. */
   asked: { requested: number; height: number };
   index: ChainIndex;
@@ -68,5 +70,5 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
   teardown.add(() => store.close());
   const index = new ChainIndex(store, new BlocksSpill(spillPath), net);
   teardown.add(() => index.spill.close());
-  return { targets, source, progress, pretty, cap, hosts, nginxUpstream: opts.nginxUpstream, asked, index, meta, fullReason, full: fullReason !== undefined };
+  return { targets, source, progress, pretty, cap, hosts, nginxUpstream: opts.nginxUpstream, format: opts.format ?? 'tree', asked, index, meta, fullReason, full: fullReason !== undefined };
 }

@@ -21,12 +21,12 @@ export interface Synced {
  * Source → index: the fork with the source, undo above it, apply the new blocks. `rawInto`
  * (a full build's new tree) receives each applied block's `.bin` and `.hex` files.
  */
-export async function syncPhase({ source, index, meta, progress, asked, full }: Opened, rawInto: SiteWriter | undefined): Promise<Synced> {
+export async function syncPhase({ source, index, meta, progress, asked, full, format }: Opened, rawInto: SiteWriter | undefined): Promise<Synced> {
   const fork = await findFork(source, index, meta, asked.height);
   const rolledBackTo = fork < meta.tip ? fork : undefined;
   const rollback = rolledBackTo !== undefined ? ['rollback'] : [];
   const names = isNamecoin(index.net) ? ['names'] : [];
-  progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...names, 'site files', ...(full ? [] : ['links']), 'manifest'], () => meta.totals);
+  progress.stages([...rollback, 'scan', 'staging', 'txs and blocks', 'addresses', ...names, 'site files', ...(full ? [] : ['links']), 'manifest', ...(format === 'pack' ? ['pack'] : [])], () => meta.totals);
   const onBlock = rawInto && ((block: Block, hash: string) => writeRawFiles(rawInto, block, hash));
   const { height, side, orphan, changes } = await syncIndex({ source, index, meta, fork, height: asked.height, full, progress, onBlock });
   return { height, side, orphan, changes, rolledBackTo };
