@@ -21,8 +21,7 @@
  * 255-byte names stored under their hash, static files). nginx runs are skipped when nginx is
  * not installed (.ci/run installs it).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -45,6 +44,7 @@ import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { writeTestTree } from './support/site-tree.js';
+import { HAVE_NGINX, startNginx, type RunningNginx } from './support/nginx.js';
 import { BIN_T, HEX_T, JSON_T, buildTable, errRow, listFiles, nameLabel, namesOf, type Row, type Tree } from './support/conformance-rows.js';
 import { keepAliveRequest, rawRequest, type RawResponse } from './support/http-raw.js';
 import { denoBinary, freePort, startDenoNetlify, startPagesHost, workerdBinary, type Binary, type RuntimeProcess } from './runtimes/launch.js';
@@ -107,8 +107,6 @@ function staticFile(dir: string, pathname: string, cloudflare: boolean): Respons
   }
 }
 
-const HAVE_NGINX = spawnSync('sh', ['-c', 'command -v nginx || test -x /usr/sbin/nginx']).status === 0;
-const NGINX_BIN = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 if (!HAVE_NGINX) console.warn('nginx is not installed: the nginx conformance runs are skipped (apt-get install nginx-light)');
 /** The real edge runtimes (d): each one process for all trees, started in the background once the trees exist. */
 const DENO = denoBinary();
@@ -118,43 +116,10 @@ const RUNTIMES: { front: string; binary: Binary; start: (dirs: string[]) => Prom
 ];
 for (const r of RUNTIMES) if (r.binary.skip) console.warn(`${r.binary.skip}: its real-runtime conformance run is skipped`);
 
-async function startNginx(t: { dir: string; info: SiteInfo }, upstream: string | undefined): Promise<{ url: string; prefix: string; proc: ChildProcess; stop: () => Promise<void> }> {
+/** nginx on the tree's generated config (test/support/nginx.ts), with or without the snapshot serve upstream. */
+async function startTreeNginx(t: { dir: string; info: SiteInfo }, upstream: string | undefined): Promise<RunningNginx> {
   const port = await freePort();
-  const prefix = join(dirname(t.dir), `nginx-${port}`);
-  mkdirSync(join(prefix, 'logs'), { recursive: true });
-  const snippet = nginxConfig({ root: t.dir, listen: `127.0.0.1:${port}`, upstream, info: t.info });
-  writeFileSync(join(prefix, 'snapshot.conf'), snippet);
-  const tmp = (n: string) => `${n}_temp_path ${join(prefix, n)};`;
-  writeFileSync(
-    join(prefix, 'nginx.conf'),
-    `worker_processes 1;\nerror_log ${join(prefix, 'logs', 'error.log')} warn;\npid ${join(prefix, 'nginx.pid')};\nevents { worker_connections 256; }\nhttp {\n  access_log off;\n  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(tmp).join('\n  ')}\n  include ${join(prefix, 'snapshot.conf')};\n}\n`,
-  );
-  const proc = spawn(NGINX_BIN, ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await rawRequest(url, '/stats.json');
-      break;
-    } catch (e) {
-      if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not start: ${stderr} ${(e as Error).message}`, { cause: e });
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return {
-    url,
-    prefix,
-    proc,
-    stop: async () => {
-      if (proc.exitCode === null) {
-        const exited = new Promise((ok) => proc.once('exit', ok));
-        proc.kill('SIGTERM');
-        await exited;
-      }
-      await rm(prefix, { recursive: true, force: true });
-    },
-  };
+  return startNginx(nginxConfig({ root: t.dir, listen: `127.0.0.1:${port}`, upstream, info: t.info }), join(dirname(t.dir), `nginx-${port}`), port);
 }
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
@@ -294,7 +259,7 @@ for (const [suiteIndex, suite] of SUITES.entries()) {
 
     for (const mode of ['proxy', 'static'] as const) {
       it.skipIf(!HAVE_NGINX)(`(b) nginx (${mode === 'proxy' ? 'with snapshot serve upstream: every row' : 'static only: canonical rows'})`, async () => {
-        const ng = await startNginx(t, mode === 'proxy' ? new URL(node.url).host : undefined);
+        const ng = await startTreeNginx(t, mode === 'proxy' ? new URL(node.url).host : undefined);
         try {
           const selected = mode === 'proxy' ? rows : rows.filter((r) => r.status === 200 && isStaticCanonical(r.target));
           const got = await mapLimit(selected, 16, (r) => rawRequest(ng.url, r.target));
@@ -306,7 +271,7 @@ for (const [suiteIndex, suite] of SUITES.entries()) {
             }
           }
         } catch (e) {
-          console.error(readFileSync(join(ng.prefix, 'logs', 'error.log'), 'utf8').slice(-3000));
+          console.error(ng.errors());
           throw e;
         } finally {
           await ng.stop();

@@ -1,14 +1,13 @@
 // A `--format pack` build SIGKILLed in its pack phase leaves --out answering the previous pack
 // (or, once pack.json is replaced, the new one), and the next run completes and leaves only the
 // files the current and the previous index need.
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PACK_POINTER } from '../src/contract/pack-format.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
-import { REPO, nodeArgs } from './support/helpers.js';
+import { REPO, killChildAt } from './support/helpers.js';
 import { HOSTS, tempDir } from './support/memory-builds.js';
 import { expectPackAnswersTree, packDirEntries, packFiles } from './support/pack-compare.js';
 
@@ -16,22 +15,7 @@ const CHILD = join(REPO, 'test', 'fixtures', 'pack-build-child.ts');
 const tmp = tempDir('snapshot-pack-kill-');
 
 /** Runs the child build to `height` and SIGKILLs it once it pauses at `point`; rejects unless it died by that signal there. */
-function killAt(outDir: string, height: number, point: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs(CHILD), outDir, String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(`paused ${point}\n`)) child.kill('SIGKILL');
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      signal === 'SIGKILL' && out.includes(`paused ${point}\n`) ? resolve() : reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`)),
-    );
-  });
-}
+const killAt = (outDir: string, height: number, point: string): Promise<void> => killChildAt(CHILD, [outDir, String(height), point], point);
 
 const demo = (outDir: string, height: number, format: 'tree' | 'pack') => buildSnapshot({ source: demoSource(), outDir, height, hosts: HOSTS, format });
 

@@ -24,7 +24,7 @@ import { siteAndChain } from './chain.js';
 import { manifest, tree } from './manifest.js';
 import { loadShapeChecks } from './shape.js';
 import { totals } from './stats.js';
-import { type VerifyOptions, type VerifyReport, Verifier } from './verifier.js';
+import { reportLines, type VerifyOptions, type VerifyReport, Verifier } from './verifier.js';
 
 export type { VerifyOptions, VerifyProblem, VerifyReport } from './verifier.js';
 
@@ -55,17 +55,7 @@ export async function verifySnapshot(dir: string, opts: VerifyOptions = {}): Pro
 export function formatVerifyReport(r: VerifyReport, verbose = false): string {
   const c = r.counts;
   const what = `${c.manifestEntries} files, ${c.mainBlocks} main + ${c.offChainBlocks} off-chain blocks, ${c.txs} txs, ${c.addresses} addresses, ${c.names} names`;
-  const net = r.network !== undefined ? ` (${r.network} height ${r.height})` : '';
-  const first = r.problems[0];
-  const lines = [
-    r.ok
-      ? `verify ${r.dir}${net}: OK: ${what} in ${r.seconds.toFixed(2)}s`
-      : `verify ${r.dir}${net}: FAILED: ${r.problemCount} problem${r.problemCount === 1 ? '' : 's'}${first ? ` (first: ${first.file}: ${first.message})` : ''}`,
-  ];
-  if (verbose) {
-    lines.push(`  checked ${what}, ${c.bytes} bytes, ${c.jsonFiles} JSON, ${c.links} links, ${c.cappedAddresses} capped addresses; ${c.filesOnDisk} files on disk; ${r.seconds.toFixed(2)}s`);
-    for (const p of r.problems) lines.push(`  ${p.file}: ${p.message}`);
-    if (r.problems.length < r.problemCount) lines.push(`  ... and ${r.problemCount - r.problems.length} more`);
-  }
-  return lines.join('\n') + '\n';
+  const details = verbose ? [`  checked ${what}, ${c.bytes} bytes, ${c.jsonFiles} JSON, ${c.links} links, ${c.cappedAddresses} capped addresses; ${c.filesOnDisk} files on disk; ${r.seconds.toFixed(2)}s`] : [];
+  return reportLines(r, what, verbose, details);
 }
+

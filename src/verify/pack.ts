@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { PACK_POINTER } from '../contract/pack-format.js';
 import { answerBytes, PackReader } from '../pack/reader.js';
-import type { VerifyOptions, VerifyProblem, VerifyReport } from './verifier.js';
+import { reportLines, type VerifyOptions, type VerifyProblem, type VerifyReport } from './verifier.js';
 
 /** Whether `dir` holds a pack (a `pack.json`), not a tree. */
 export function isPackDir(dir: string): boolean {
@@ -112,16 +112,5 @@ async function checkEntry(
 /** The CLI's output for a pack: one summary line, then (verbose) every kept problem. */
 export function formatPackVerifyReport(r: VerifyReport, verbose = false): string {
   const what = `pack of ${r.counts.manifestEntries} files (${r.counts.filesOnDisk} entries), ${r.counts.bytes} bytes`;
-  const net = r.network !== undefined ? ` (${r.network} height ${r.height})` : '';
-  const first = r.problems[0];
-  const lines = [
-    r.ok
-      ? `verify ${r.dir}${net}: OK: ${what} in ${r.seconds.toFixed(2)}s`
-      : `verify ${r.dir}${net}: FAILED: ${r.problemCount} problem${r.problemCount === 1 ? '' : 's'}${first ? ` (first: ${first.file}: ${first.message})` : ''}`,
-  ];
-  if (verbose) {
-    for (const p of r.problems) lines.push(`  ${p.file}: ${p.message}`);
-    if (r.problems.length < r.problemCount) lines.push(`  ... and ${r.problemCount - r.problems.length} more`);
-  }
-  return lines.join('\n') + '\n';
+  return reportLines(r, what, verbose);
 }

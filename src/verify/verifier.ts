@@ -275,3 +275,20 @@ export class Verifier {
     }
   }
 }
+
+/** The summary line (OK with `what`, or the problem count and the first problem), then (verbose) `details` and every kept problem. */
+export function reportLines(r: VerifyReport, what: string, verbose: boolean, details: string[] = []): string {
+  const net = r.network !== undefined ? ` (${r.network} height ${r.height})` : '';
+  const first = r.problems[0];
+  const lines = [
+    r.ok
+      ? `verify ${r.dir}${net}: OK: ${what} in ${r.seconds.toFixed(2)}s`
+      : `verify ${r.dir}${net}: FAILED: ${r.problemCount} problem${r.problemCount === 1 ? '' : 's'}${first ? ` (first: ${first.file}: ${first.message})` : ''}`,
+  ];
+  if (verbose) {
+    lines.push(...details);
+    for (const p of r.problems) lines.push(`  ${p.file}: ${p.message}`);
+    if (r.problems.length < r.problemCount) lines.push(`  ... and ${r.problemCount - r.problems.length} more`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -104,12 +104,12 @@ export function nodeArgs(tsFile: string): string[] {
 const INCREMENTAL_CHILD = join(REPO, 'test', 'fixtures', 'incremental-child.ts');
 
 /**
- * Runs fixtures/incremental-child.ts (a build of the scenario chain `seed` up to `height` into
- * `outDir`) until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there.
+ * Runs the child script `script` (a test fixture) with `args` until it prints `paused <point>`,
+ * then SIGKILLs it; rejects unless it died by that signal there.
  */
-export function killIncrementalChildAt(outDir: string, seed: number, height: number, point: string): Promise<void> {
+export function killChildAt(script: string, args: readonly string[], point: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs(INCREMENTAL_CHILD), outDir, String(seed), String(height), point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs(script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -123,4 +123,12 @@ export function killIncrementalChildAt(outDir: string, seed: number, height: num
       else reject(new Error(`child was not killed at ${point} (exit ${code}, signal ${signal}): ${out}${err}`));
     });
   });
+}
+
+/**
+ * Runs fixtures/incremental-child.ts (a build of the scenario chain `seed` up to `height` into
+ * `outDir`) until it pauses at `point`, then SIGKILLs it; rejects unless the kill happened there.
+ */
+export function killIncrementalChildAt(outDir: string, seed: number, height: number, point: string): Promise<void> {
+  return killChildAt(INCREMENTAL_CHILD, [outDir, String(seed), String(height), point], point);
 }
