@@ -6,9 +6,11 @@
 // the same machine), printing min/median/max of each and of the ratio. Each measured run is
 // a child process, so peak RSS is its own. With --scale K, also builds a chain K× larger to
 // compare ratio and RSS. Ends with a projection to Namecoin and Bitcoin mainnet from the
-// measured per-tx rates.
+// measured per-tx rates. With --format pack, builds the chain as a tree and as a pack instead
+// (alternating, `--runs` times): wall, CPU-s, peak RSS, files and bytes of each, the pack phase
+// alone, and the pack against the issue's targets.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +30,13 @@ interface RunResult {
   maxRssMiB: number;
   /** Peak anonymous memory (heap, buffers, thread stacks): RSS less mapped file pages (LMDB's index). */
   maxAnonMiB: number;
+  /** user + system CPU seconds of the whole child process (all threads). */
+  cpuSeconds?: number;
+  /** --format pack: files and bytes in --out; the glue dirs/files are counted apart. */
+  outFiles?: number;
+  outBytes?: number;
+  glueFiles?: number;
+  packSeconds?: number;
 }
 
 /** Samples RssAnon from /proc/self/status (Linux) every 100 ms; returns a function giving the peak in MiB. */
@@ -61,15 +70,45 @@ async function child(): Promise<void> {
     return;
   }
   const source = await openBlocksDir(a!, net);
-  const { files, bytes, txs } = await buildSnapshot({ source, outDir: b! });
+  const format = process.argv[6] === 'pack' ? 'pack' : 'tree';
+  const report = await buildSnapshot({ source, outDir: b!, format });
+  const { files, bytes, txs } = report;
   await source.close();
-  const res: RunResult = { seconds: (performance.now() - t0) / 1000, files, bytes, txs, maxRssMiB: process.resourceUsage().maxRSS / 1024, maxAnonMiB: anonPeak() };
+  const seconds = (performance.now() - t0) / 1000;
+  const ru = process.resourceUsage();
+  const res: RunResult = { seconds, files, bytes, txs, maxRssMiB: ru.maxRSS / 1024, maxAnonMiB: anonPeak(), cpuSeconds: (ru.userCPUTime + ru.systemCPUTime) / 1e6 };
+  if (process.argv[6]) {
+    const out = countOut(b!, format === 'pack');
+    Object.assign(res, { outFiles: out.files, outBytes: out.bytes, glueFiles: out.glue, packSeconds: report.stageSeconds.find(([s]) => s === 'pack')?.[1] });
+  }
   process.stdout.write(JSON.stringify(res));
 }
 
-function run(mode: string, a: string, b: string): RunResult {
+/** The glue a pack build writes beside the pack (docs/deploy.md), not part of the pack's bytes. */
+const GLUE = new Set(['_pack-worker', '_netlify', 'netlify.toml']);
+
+/** Files and bytes under `dir`; with `apart`, the top-level glue entries are counted apart (files only). */
+function countOut(dir: string, apart: boolean): { files: number; bytes: number; glue: number } {
+  const r = { files: 0, bytes: 0, glue: 0 };
+  const walk = (d: string, glue: boolean) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      const g = glue || (apart && d === dir && GLUE.has(e.name));
+      if (e.isDirectory()) walk(p, g);
+      else if (g) r.glue++;
+      else {
+        r.files++;
+        r.bytes += statSync(p).size;
+      }
+    }
+  };
+  walk(dir, false);
+  return r;
+}
+
+function run(mode: string, a: string, b: string, format?: 'tree' | 'pack'): RunResult {
   settle();
-  const out = execFileSync(process.execPath, ['--import', 'tsx', HERE, 'child', mode, a, b], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', HERE, 'child', mode, a, b, ...(format ? [format] : [])], { encoding: 'utf8', maxBuffer: 1 << 24 });
   return JSON.parse(out) as RunResult;
 }
 
@@ -126,6 +165,51 @@ async function measure(txCount: number, root: string, runs: number): Promise<Mea
   return m;
 }
 
+const GiB = 1024 ** 3;
+
+/** --format pack: the chain built as a tree and as a pack, alternating, `runs` times; the pack against the issue's targets. */
+async function measurePack(txCount: number, root: string, runs: number): Promise<void> {
+  const blocksDir = join(root, `blocks-${txCount}`);
+  writeBenchChain(blocksDir, { txCount, txPerBlock: 1000, profile: profileArg() });
+  const tree: RunResult[] = [];
+  const pack: RunResult[] = [];
+  const clean = (out: string) => {
+    for (const p of ['', '.releases', '.state']) rmSync(`${out}${p}`, { recursive: true, force: true });
+  };
+  const show = (label: string, r: RunResult) =>
+    `  ${label.padEnd(5)} wall ${r.seconds.toFixed(1).padStart(6)} s  CPU ${r.cpuSeconds!.toFixed(1).padStart(6)} s  peak RSS ${r.maxRssMiB.toFixed(0)} MiB  ${r.outFiles} files, ${(r.outBytes! / 1e6).toFixed(1)} MB` +
+    (r.glueFiles ? ` (+ ${r.glueFiles} glue files)` : '') + (r.packSeconds !== undefined ? `  pack phase ${r.packSeconds.toFixed(2)} s` : '');
+  for (let i = 0; i < runs; i++) {
+    const t = join(root, 'tree');
+    const p = join(root, 'pack');
+    clean(t);
+    clean(p);
+    tree.push(run('build', blocksDir, t, 'tree'));
+    clean(t);
+    pack.push(run('build', blocksDir, p, 'pack'));
+    clean(p);
+    console.log(`run ${i + 1}/${runs}`);
+    console.log(show('tree', tree[i]!));
+    console.log(show('pack', pack[i]!));
+  }
+  rmSync(blocksDir, { recursive: true, force: true });
+  const pick = (rs: RunResult[], f: (r: RunResult) => number) => rs.map(f);
+  console.log(`${tree[0]!.txs} txs; min / median / max of ${runs} runs:`);
+  for (const [label, rs] of [['tree', tree], ['pack', pack]] as const) {
+    console.log(`  ${label}: wall ${spread(pick(rs, (r) => r.seconds))} s, CPU ${spread(pick(rs, (r) => r.cpuSeconds!))} s, peak RSS ${spread(pick(rs, (r) => r.maxRssMiB), 0)} MiB, ${rs[0]!.outFiles} files, ${(rs[0]!.outBytes! / 1e6).toFixed(1)} MB` + (label === 'pack' ? ` (+ ${rs[0]!.glueFiles} glue files), pack phase ${spread(pick(rs, (r) => r.packSeconds ?? NaN), 2)} s` : ''));
+  }
+  const bytesRatio = pack[0]!.outBytes! / tree[0]!.outBytes!;
+  const timeRatio = pack.map((r, i) => r.seconds / tree[i]!.seconds);
+  const packBytes = pack[0]!.outBytes!;
+  const fileLimit = Math.ceil(packBytes / GiB);
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT MET');
+  console.log(`targets (pack against the tree of the same run):`);
+  console.log(`  pack bytes / tree bytes ${(bytesRatio * 100).toFixed(1)}% (target ≤ 15%): ${met(bytesRatio <= 0.15)}`);
+  console.log(`  files ${pack[0]!.outFiles} for ${(packBytes / GiB).toFixed(3)} GiB (target ≤ one per GiB + a constant: ${fileLimit} + pack.json + index = ${fileLimit + 2}): ${met(pack[0]!.outFiles! <= fileLimit + 2)}`);
+  console.log(`  build time pack / tree ${spread(timeRatio, 2)} (target ≤ 0.5): ${met(median(timeRatio) <= 0.5)}`);
+  console.log(`  peak RSS ${spread(pick(pack, (r) => r.maxRssMiB), 0)} MiB (target ≤ 1024 MiB): ${met(Math.max(...pick(pack, (r) => r.maxRssMiB)) <= 1024)}`);
+}
+
 /** Files, bytes and build hours for a chain of `txs` transactions at the measured per-tx rates (median run). */
 function projection(m: Measured): void {
   const secsPerTx = median(m.build.map((r) => r.seconds)) / m.txs;
@@ -148,6 +232,12 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(dirArg === -1 ? tmpdir() : process.argv[dirArg + 1]!, 'snapshot-bench-'));
   console.log(`working in ${root}`);
   try {
+    const fi = process.argv.indexOf('--format');
+    if (fi !== -1 && process.argv[fi + 1] !== 'tree') {
+      if (process.argv[fi + 1] !== 'pack') throw new Error(`--format: expected tree or pack, got ${process.argv[fi + 1]}`);
+      await measurePack(txCount, root, runs);
+      return;
+    }
     const base = await measure(txCount, root, runs);
     if (scale > 1) {
       const big = await measure(txCount * scale, root, runs);

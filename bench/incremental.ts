@@ -7,24 +7,50 @@
 // Also measures what any tool that publishes whole files must do for that extension: the
 // files whose bytes changed (from the manifests before and after), written again by the plain
 // writer (bench/plain.ts). That time over the full build's is the floor of incremental / full
-// for documents written whole, whatever the implementation.
+// for documents written whole, whatever the implementation. Then the no-op re-run: the same
+// height built again with nothing new (nothing written): its wall and CPU time, the part spent
+// before the first stage (opening the source and the index) and in the stages.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { Progress } from '../src/runtime/progress.js';
 import { buildSnapshot, type BuildReport } from '../src/site/build.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
 import { manifestLines, plainWrite, settle } from './plain.js';
 
-async function timed(blocksDir: string, outDir: string, height: number): Promise<[BuildReport, number]> {
+/** Silent progress that keeps when its first stage began (what came before is opening the index). */
+class FirstStage extends Progress {
+  first: number | undefined;
+  constructor() {
+    super(null);
+  }
+  override begin(stage: string): void {
+    this.first ??= performance.now();
+    super.begin(stage);
+  }
+}
+
+interface Timing {
+  /** Wall seconds; user+system CPU seconds of this process (all threads); seconds before the first stage. */
+  secs: number;
+  cpu: number;
+  beforeStages: number;
+}
+
+async function timed(blocksDir: string, outDir: string, height: number): Promise<[BuildReport, number, Timing]> {
   const source = await openBlocksDir(blocksDir, net);
   settle();
+  const progress = new FirstStage();
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const r = await buildSnapshot({ source, outDir, height });
-  const secs = (performance.now() - t0) / 1000;
+  const r = await buildSnapshot({ source, outDir, height, progress });
+  const t1 = performance.now();
+  const c = process.cpuUsage(c0);
+  const secs = (t1 - t0) / 1000;
   await source.close();
-  return [r, secs];
+  return [r, secs, { secs, cpu: (c.user + c.system) / 1e6, beforeStages: ((progress.first ?? t1) - t0) / 1000 }];
 }
 
 function spread(xs: number[], digits: number): string {
@@ -49,6 +75,7 @@ try {
   const fulls: number[] = [];
   const ratios: number[] = [];
   const floors: number[] = [];
+  const noop: Timing[] = [];
   for (let i = 0; i < runs; i++) {
     for (const d of ['inc', 'full']) for (const p of ['', '.releases', '.state']) rmSync(join(root, d + p), { recursive: true, force: true });
     // Steady state, as a scheduled job sees it: a full build, then one incremental run (the
@@ -80,10 +107,17 @@ try {
     );
     floors.push(plain.seconds / fullSecs);
     console.log(`stages of the incremental run: ${inc.stageSeconds.map(([s, t]) => `${s} ${t.toFixed(2)}s`).join(', ')}`);
+    // The no-op re-run: the same height again, nothing new.
+    const [again, , t] = await timed(blocksDir, join(root, 'inc'), tip);
+    if (again.upToDate !== true || again.written !== 0) throw new Error(`no-op re-run at ${tip}: upToDate ${again.upToDate}, ${again.written} files written`);
+    console.log(`no-op re-run at ${tip}: ${t.secs.toFixed(2)} s (CPU ${t.cpu.toFixed(2)} s), upToDate, 0 written; before the first stage (opening the source and the index) ${t.beforeStages.toFixed(2)} s; stages: ${again.stageSeconds.map(([s, x]) => `${s} ${x.toFixed(2)}s`).join(', ') || 'none'}; beyond opening the index ${(t.secs - t.beforeStages).toFixed(2)} s (target < 1 s)`);
+    noop.push(t);
     incs.push(incSecs);
     fulls.push(fullSecs);
     ratios.push(incSecs / fullSecs);
   }
+  const beyond = noop.map((t) => t.secs - t.beforeStages);
+  console.log(`no-op re-run, min / median / max of ${runs}: wall ${spread(noop.map((t) => t.secs), 2)} s, CPU ${spread(noop.map((t) => t.cpu), 2)} s, opening the index ${spread(noop.map((t) => t.beforeStages), 2)} s, beyond it ${spread(beyond, 2)} s (target < 1 s: ${Math.max(...beyond) < 1 ? 'met' : 'NOT MET'})`);
   console.log(`min / median / max of ${runs} runs: incremental ${spread(incs, 1)} s, full ${spread(fulls, 1)} s, incremental / full ${spread(ratios, 3)}, plain writer of the changed files / full ${spread(floors, 3)}`);
 } finally {
   rmSync(root, { recursive: true, force: true });

@@ -10,6 +10,9 @@
  * a saturated load generator is visible (on 2 cores the generator takes the other one). Then
  * the gzip row: the bytes the server sends for the tree's largest address document to a client
  * that accepts gzip (target: at most 20% of the file), and the time that answer took.
+ * Then the pack row (demo only): the same chain built as a pack and served from it, the same
+ * load test, req/s against the tree's (target ≥ 0.8×), and the pack's range reads per request
+ * after warm-up, counted by replaying the request paths through the server's PackReader.
  *
  *   BENCH_SECONDS (default 10)        BENCH_CONNECTIONS (default 32)
  *   BENCH_PIPELINE (default 1: one request in flight per connection; >1 pipelines)
@@ -67,6 +70,8 @@ function natural(name: Uint8Array): string {
 
 interface Mix {
   targets: string[];
+  /** The file path each target asks for (the router's lookup key), for the pack reader replay. */
+  paths: string[];
   counts: Record<string, number>;
 }
 
@@ -74,13 +79,16 @@ interface Mix {
 function requestMix(dir: string): Mix {
   const rand = prng(42);
   const targets: string[] = [];
+  const paths: string[] = [];
   const counts: Record<string, number> = {};
+  let path = '';
   const add = (kind: string, t: string) => {
     targets.push(t);
+    paths.push(path);
     counts[kind] = (counts[kind] ?? 0) + 1;
   };
   for (const line of readFileSync(join(dir, '_manifest.json'), 'utf8').split('\n')) {
-    const path = line.split(' ')[2];
+    path = line.split(' ')[2] ?? '';
     if (!path) continue;
     let m: RegExpExecArray | null;
     if ((m = /^(tx|block)\/([0-9a-f]{64})\.(json|bin|hex)$/.exec(path))) {
@@ -100,30 +108,87 @@ function requestMix(dir: string): Mix {
     }
   }
   for (let i = 0; i < 20; i++) {
-    add('miss', `/tx/${i.toString(16).padStart(64, '0')}.json`);
+    path = `tx/${i.toString(16).padStart(64, '0')}.json`;
+    add('miss', `/${path}`);
+    path = `v/history-${WITH_FLAGS[i % 5]}/name/d/missing-${i}.json`;
     add('miss', `/name/d/missing-${i}.json?history&with_${WITH_FLAGS[i % 5]}`);
   }
   // Shuffle so every connection sees the whole mix.
   for (let i = targets.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [targets[i], targets[j]] = [targets[j]!, targets[i]!];
+    [paths[i], paths[j]] = [paths[j]!, paths[i]!];
   }
-  return { targets, counts };
+  return { targets, paths, counts };
 }
 
 async function main(): Promise<void> {
   let dir = process.env.BENCH_DIR;
   let tmp: string | undefined;
+  let packDir: string | undefined;
   if (!dir) {
     const { buildSnapshot } = await import('../src/site/build.js');
     const { demoSource } = await import('../src/source/demo.js');
     const { Progress } = await import('../src/runtime/progress.js');
     tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
     dir = join(tmp, 'out');
+    packDir = join(tmp, 'pack');
     const silent = { write: () => true } as unknown as NodeJS.WriteStream;
     await buildSnapshot({ source: demoSource(), outDir: dir, hosts: [], progress: new Progress(silent, false) });
+    // The pack row: the same chain as a pack, served from the pack (the server sees pack.json).
+    await buildSnapshot({ source: demoSource(), outDir: packDir, hosts: [], format: 'pack', progress: new Progress(silent, false) });
   }
-  const { targets, counts } = requestMix(dir);
+  try {
+    const mix = requestMix(dir);
+    const tree = await loadTest(dir, mix, 'tree');
+    if (packDir) {
+      const pack = await loadTest(packDir, mix, 'pack');
+      const ratio = pack.reqPerSec / tree.reqPerSec;
+      console.log(`pack / tree req/s: ${ratio.toFixed(2)} (target ≥ 0.8)${ratio < 0.8 ? '   BELOW TARGET' : ''}; server CPU per request pack / tree ${(pack.cpuPerReq / tree.cpuPerReq).toFixed(2)}`);
+      await packReads(packDir, mix.paths);
+    }
+  } finally {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Range reads per request of the pack reader the server uses (src/serve/pack-files.ts: one
+ * PackReader with its default slot cache, `lookup` then `get` per request, no Accept-Encoding as
+ * the load generator sends none), replayed in this process over the same paths: a warm-up pass
+ * over every target, then a second pass counted with the reader's own `reads`.
+ */
+async function packReads(dir: string, paths: string[]): Promise<void> {
+  const { PackReader, answerBytes } = await import('../src/pack/reader.js');
+  const reader = await PackReader.open(dir);
+  try {
+    const pass = async () => {
+      for (const p of paths) {
+        if ((await reader.lookup(p)) === undefined) continue;
+        const a = await reader.get(p);
+        if (a !== undefined) await answerBytes(a);
+      }
+    };
+    await pass();
+    const r0 = reader.reads;
+    await pass();
+    const r1 = reader.reads;
+    await pass();
+    const r2 = reader.reads;
+    console.log(`pack range reads per request after warm-up (PackReader replay of the ${paths.length} targets): ${((r1 - r0) / paths.length).toFixed(2)} (next pass ${((r2 - r1) / paths.length).toFixed(2)})`);
+  } finally {
+    await reader.close();
+  }
+}
+
+interface LoadResult {
+  reqPerSec: number;
+  /** Server user+system µs per request. */
+  cpuPerReq: number;
+}
+
+/** The load test of `snapshot serve --dir dir` (a tree, or a pack when dir has pack.json). */
+async function loadTest(dir: string, { targets, counts }: Mix, label: string): Promise<LoadResult> {
   const requests = targets.map((t) => Buffer.from(`GET ${t} HTTP/1.1\r\nHost: bench\r\n\r\n`, 'latin1'));
 
   const child = fork(fileURLToPath(import.meta.url), ['--server', dir], {
@@ -210,16 +275,15 @@ async function main(): Promise<void> {
   const elapsed = (performance.now() - start) / 1000;
   const cpu1 = process.cpuUsage(cpu0);
   const srv1 = await serverCpu();
-  const gzip = await gzipRow(dir, hostname, Number(port));
+  const gzip = label === 'tree' ? await gzipRow(dir, hostname, Number(port)) : undefined;
   child.disconnect();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
 
   const pctCore = (c: { user: number; system: number }) => `${Math.round((c.user + c.system) / 1e4 / elapsed)}%`;
   const srvMicros = srv1.user - srv0.user + srv1.system - srv0.system;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
   const mix = Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ');
-  console.log(`snapshot serve${process.env.BENCH_NO_CACHE ? ' (no cache)' : ''}: ${latencies.length} requests in ${elapsed.toFixed(1)} s, ${connections} keep-alive connections × ${pipeline} in flight`);
+  console.log(`snapshot serve of the ${label}${process.env.BENCH_NO_CACHE ? ' (no cache)' : ''}: ${latencies.length} requests in ${elapsed.toFixed(1)} s, ${connections} keep-alive connections × ${pipeline} in flight`);
   console.log(`  mix: ${targets.length} distinct targets (${mix})`);
   console.log(`  ${Math.round(latencies.length / elapsed)} req/s   p50 ${pct(50)} ms   p99 ${pct(99)} ms   max ${latencies[latencies.length - 1]!.toFixed(1)} ms`);
   console.log(`  statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
@@ -229,8 +293,11 @@ async function main(): Promise<void> {
   // Robust against other load on the machine: what one fully available core would sustain.
   const perReq = srvMicros / latencies.length;
   console.log(`  server CPU per request ${perReq.toFixed(1)} µs (user+system) → ~${Math.round(1e6 / perReq)} req/s per server core`);
-  const pctOf = (100 * gzip.sent) / gzip.size;
-  console.log(`  gzip: largest address document ${gzip.path} ${gzip.size} B → ${gzip.sent} B sent (${pctOf.toFixed(1)}%, target ≤ 20%) in ${gzip.ms.toFixed(1)} ms${pctOf > 20 ? '   ABOVE TARGET' : ''}`);
+  if (gzip) {
+    const pctOf = (100 * gzip.sent) / gzip.size;
+    console.log(`  gzip: largest address document ${gzip.path} ${gzip.size} B → ${gzip.sent} B sent (${pctOf.toFixed(1)}%, target ≤ 20%) in ${gzip.ms.toFixed(1)} ms${pctOf > 20 ? '   ABOVE TARGET' : ''}`);
+  }
+  return { reqPerSec: latencies.length / elapsed, cpuPerReq: perReq };
 }
 
 /** The tree's largest address document asked with Accept-Encoding: gzip; the body bytes sent (chunk framing not counted). */
