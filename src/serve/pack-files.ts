@@ -30,13 +30,33 @@ interface Generation {
   reader: PackReader;
   lastModified: string;
   mtimeMs: number;
+  /** Small answers of this generation, by encoding and file (least recently used first), as the tree's file cache holds small files. */
+  answers: Map<string, CacheEntry>;
+  bytes: number;
+}
+
+/** Answers held in memory: at most this large each, and this much in all (as the tree's FileCache). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_HELD_BYTES = 64 * 1024 * 1024;
+
+function remember(g: Generation, key: string, e: CacheEntry): CacheEntry {
+  const size = e.kind === 'file' ? e.body.length : 0;
+  if (size > MAX_ANSWER_BYTES) return e;
+  g.answers.set(key, e);
+  g.bytes += size + key.length;
+  for (const [k, old] of g.answers) {
+    if (g.bytes <= MAX_HELD_BYTES) break;
+    g.answers.delete(k);
+    g.bytes -= (old.kind === 'file' ? old.body.length : 0) + k.length;
+  }
+  return e;
 }
 
 async function openGeneration(dir: string): Promise<Generation> {
   const reader = await PackReader.open(dir);
   try {
     const st = await stat(join(dir, reader.index));
-    return { reader, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime() };
+    return { reader, lastModified: st.mtime.toUTCString(), mtimeMs: st.mtime.getTime(), answers: new Map(), bytes: 0 };
   } catch (e) {
     await reader.close();
     throw e;
@@ -93,12 +113,20 @@ export class PackFiles {
   /** The answer for the router's `file`, in the encoding the request's Accept-Encoding allows; absent when the pack has no such file. */
   async load(file: string, acceptEncoding: string | string[] | undefined): Promise<CacheEntry> {
     const g = await this.current;
+    const gzip = acceptsGzip(acceptEncoding);
+    const key = (gzip ? 'g:' : 'i:') + file;
+    const held = g.answers.get(key);
+    if (held !== undefined) {
+      g.answers.delete(key); // most recently used last
+      g.answers.set(key, held);
+      return held;
+    }
     const rec = await g.reader.lookup(file);
-    if (rec === undefined) return ABSENT;
-    const a = await g.reader.get(file, { acceptEncoding: acceptsGzip(acceptEncoding) ? 'gzip' : undefined });
-    if (a === undefined) return ABSENT;
+    if (rec === undefined) return remember(g, key, ABSENT);
+    const a = await g.reader.get(file, { acceptEncoding: gzip ? 'gzip' : undefined });
+    if (a === undefined) return remember(g, key, ABSENT);
     const body = Buffer.from(await answerBytes(a));
     const extra = a.contentEncoding === 'gzip' ? ['Content-Encoding', 'gzip', 'Vary', 'Accept-Encoding'] : rec.kind === Kind.STORED && rec.encoding === Encoding.GZIP ? ['Vary', 'Accept-Encoding'] : undefined;
-    return { kind: 'file', body, etag: `W/"${body.length}-${crc32(body).toString(16)}"`, lastModified: g.lastModified, mtimeMs: g.mtimeMs, extra };
+    return remember(g, key, { kind: 'file', body, etag: `W/"${body.length}-${crc32(body).toString(16)}"`, lastModified: g.lastModified, mtimeMs: g.mtimeMs, extra });
   }
 }
