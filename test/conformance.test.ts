@@ -44,6 +44,7 @@ import { CLOUDFLARE_WORKER } from '../src/hosts/cloudflare.js';
 import { NETLIFY_FUNCTION, INTERNAL_HEADER } from '../src/hosts/netlify.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { writeTestTree } from './support/site-tree.js';
+import { mapLimit } from './support/helpers.js';
 import { HAVE_NGINX, startNginx, type RunningNginx } from './support/nginx.js';
 import { BIN_T, HEX_T, JSON_T, buildTable, errRow, listFiles, nameLabel, namesOf, type Row, type Tree } from './support/conformance-rows.js';
 import { keepAliveRequest, rawRequest, type RawResponse } from './support/http-raw.js';
@@ -120,20 +121,6 @@ for (const r of RUNTIMES) if (r.binary.skip) console.warn(`${r.binary.skip}: its
 async function startTreeNginx(t: { dir: string; info: SiteInfo }, upstream: string | undefined): Promise<RunningNginx> {
   const port = await freePort();
   return startNginx(nginxConfig({ root: t.dir, listen: `127.0.0.1:${port}`, upstream, info: t.info }), join(dirname(t.dir), `nginx-${port}`), port);
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 const silent = new Progress({ write: () => true } as unknown as NodeJS.WriteStream, false);

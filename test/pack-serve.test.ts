@@ -15,7 +15,7 @@ import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
 import { buildTable, listFiles, namesOf, type Row } from './support/conformance-rows.js';
-import { framedBlocks, readChain } from './support/helpers.js';
+import { framedBlocks, mapLimit, readChain } from './support/helpers.js';
 import { rawRequest, type RawResponse } from './support/http-raw.js';
 import { HOSTS, tempDir } from './support/memory-builds.js';
 import { describeShared } from './support/shared-data.js';
@@ -34,20 +34,6 @@ interface Seen {
 function seen(r: RawResponse): Seen {
   const body = r.headers['content-encoding'] === 'gzip' ? gunzipSync(r.body) : r.body;
   return { status: r.status, type: r.headers['content-type'] ?? '', cache: r.headers['cache-control'] ?? '', body: body.toString('latin1') };
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 function servedSuite(title: string, suite: typeof describe, source: () => ChainSource, opts: { checkRows: boolean; earlierHeight: number }) {

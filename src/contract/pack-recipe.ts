@@ -1,5 +1,5 @@
 /** Recipes: an answer assembled from literal bytes and ranges of other blobs' decoded bytes. */
-import { Cursor, writeVarint } from './pack-bytes.js';
+import { Cursor, concatBytes, writeVarint } from './pack-bytes.js';
 import { Encoding } from './pack-constants.js';
 import type { BlobRef } from './pack-index.js';
 
@@ -38,15 +38,7 @@ export function encodeRecipe(segments: readonly RecipeSegment[]): Uint8Array {
     }
   }
   flush();
-  let len = 0;
-  for (const c of chunks) len += c.length;
-  const out = new Uint8Array(len);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 export function decodeRecipe(b: Uint8Array, where: string, base: number): RecipeSegment[] {

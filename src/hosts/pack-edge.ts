@@ -10,7 +10,7 @@
  * API (when the runtime has one) under the index name, the file and the encoding: content-named
  * indexes never change, so an entry is never stale.
  */
-import { COMMON_HEADERS, makeRouterSite, routeRequest, type RouterSite } from '../contract/router.js';
+import { CACHE_LONG, COMMON_HEADERS, CONTENT_TYPES, makeRouterSite, routeRequest, type RouterSite } from '../contract/router.js';
 import { SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { Encoding, Kind, type PackRecord } from '../contract/pack-format.js';
 import { acceptsGzip, answerBytes } from '../pack/answer.js';
@@ -44,9 +44,6 @@ interface Opened {
   checkedAt: number;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-/** Stored with each cached answer so caches that honour it (Netlify's) keep it. */
-const CACHED_FOR = 'public, max-age=31536000, immutable';
 // The encoding and negotiation of a cached answer travel in headers of our own: a cache that saw
 // Content-Encoding or Vary might decode the bytes or match on the lookup's (absent) headers.
 const KEPT_ENCODING = 'x-snapshot-encoding';
@@ -55,7 +52,7 @@ const KEPT_VARY = 'x-snapshot-vary';
 /** The error a front end gives when the pack itself cannot be read (the details go to the log). */
 function unavailable(status: 500 | 503, head: boolean): Response {
   const body = JSON.stringify({ error: status === 503 ? 'Snapshot unavailable.' : 'Internal error.' });
-  return new Response(head ? null : body, { status, headers: { ...COMMON_HEADERS, 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' } });
+  return new Response(head ? null : body, { status, headers: { ...COMMON_HEADERS, 'Content-Type': CONTENT_TYPES.json, 'Cache-Control': 'no-store' } });
 }
 
 /** A strong ETag per stored representation: parts are named by content and never rewritten. */
@@ -146,7 +143,8 @@ export function packEdgeHandler(info: SiteInfo, source: () => RangeSource, opts:
       const answer = await p.core.answer(r.file, rec, { acceptEncoding: gzipOk ? 'gzip' : 'identity' });
       const bytes = await answerBytes(answer);
       if (store) {
-        const kept: Record<string, string> = { ETag: etag, 'Cache-Control': CACHED_FOR, 'Content-Type': r.contentType };
+        // The long cache is kept by caches that honour it (Netlify's): an answer of a generation never changes.
+        const kept: Record<string, string> = { ETag: etag, 'Cache-Control': CACHE_LONG, 'Content-Type': r.contentType };
         if (answer.contentEncoding === 'gzip') kept[KEPT_ENCODING] = 'gzip';
         if (stored) kept[KEPT_VARY] = '1';
         const put = store.put(key, new Response(bytes, { status: 200, headers: kept })).catch(() => undefined);

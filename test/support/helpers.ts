@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import pLimit from 'p-limit';
 import { inject } from 'vitest';
 import { MANIFEST_PATH } from '../../src/contract/layout.js';
 import { parseManifestLine } from '../../src/contract/manifest.js';
@@ -131,4 +132,10 @@ export function killChildAt(script: string, args: readonly string[], point: stri
  */
 export function killIncrementalChildAt(outDir: string, seed: number, height: number, point: string): Promise<void> {
   return killChildAt(INCREMENTAL_CHILD, [outDir, String(seed), String(height), point], point);
+}
+
+/** `fn` over `items` with at most `limit` at once (p-limit), the results in the items' order. */
+export function mapLimit<T, R>(items: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const run = pLimit(limit);
+  return Promise.all(items.map((x) => run(() => fn(x))));
 }
