@@ -46,7 +46,7 @@ export interface CoreOptions {
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
 export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
