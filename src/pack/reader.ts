@@ -18,6 +18,14 @@ export interface OpenOptions {
   slotCache?: number;
 }
 
+/**
+ * The entry of `chain-snapshot/reader` (docs/pack-format.md, "Reading a pack from your own code"):
+ * opens the pack a local directory or a base URL (`http:`/`https:`, read with HTTP Range) holds.
+ */
+export function openPack(dirOrUrl: string | URL, opts: OpenOptions = {}): Promise<PackReader> {
+  return PackReader.open(dirOrUrl, opts);
+}
+
 export class PackReader extends PackCore {
   /** Opens the pack a directory or base URL holds (the file `pack.json` names its index). */
   static async open(location: string | URL | RangeSource, opts: OpenOptions = {}): Promise<PackReader> {
