@@ -112,6 +112,7 @@ describe.skipIf(SKIP !== undefined)(SKIP ?? 'browsing UI served from a pack by a
     expect(onTree.map((s) => s.route)).toEqual(expect.arrayContaining(['#/name/d/history', '#/names', expect.stringMatching(/^#\/tx\//), expect.stringMatching(/^#\/address\//)]));
     expect(onTree.find((s) => s.step === 'name')!.main).toContain('d/history');
     b.errors.length = 0;
+    const treeRenders = b.renders.splice(0);
     const onPack = await walk(nginx.url).catch(async (e: unknown) => {
       // What the browser saw, for the failing test's output.
       console.error(JSON.stringify({ errors: b.errors, requests: packRequests.slice(-20), main: await b.page.locator('main').innerText().catch(() => '') }, null, 1), nginx.errors());
@@ -127,5 +128,7 @@ describe.skipIf(SKIP !== undefined)(SKIP ?? 'browsing UI served from a pack by a
     const ranged = packRequests.filter((r) => /\.(?:idx|part)$/.test(r.path));
     expect(ranged.length).toBeGreaterThan(5);
     for (const r of ranged) expect({ path: r.path, status: r.status, range: r.range }).toEqual({ path: r.path, status: 206, range: expect.stringMatching(/^bytes=\d+-\d+$/) });
+    const ms = (rs: { appMs: number }[]) => rs.map((r) => r.appMs.toFixed(0)).join(' ');
+    console.log(`UI on a pack: ${packRequests.length} requests to nginx (${ranged.length} ranges); in-app ms per page, tree: ${ms(treeRenders)}; pack: ${ms(b.renders)}`);
   }, 120_000);
 });
