@@ -6,7 +6,7 @@
  * `--format tree` builds, served by `snapshot serve`: every page must show the same text. The
  * browser may only GET the pack's own files from nginx (no JSON paths, no 404s).
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,4 +131,20 @@ describe.skipIf(SKIP !== undefined)(SKIP ?? 'browsing UI served from a pack by a
     const ms = (rs: { appMs: number }[]) => rs.map((r) => r.appMs.toFixed(0)).join(' ');
     console.log(`UI on a pack: ${packRequests.length} requests to nginx (${ranged.length} ranges); in-app ms per page, tree: ${ms(treeRenders)}; pack: ${ms(b.renders)}`);
   }, 120_000);
+
+  it('a link to a raw document opens the document read from the pack (the host has no such file)', async () => {
+    const hist = (await (await fetch(`${server.url}/name/d/history.json?${HISTORY_QUERY}`)).json()) as { txid: string }[];
+    const txid = hist[hist.length - 1]!.txid;
+    await act(b, 'open tx', 'tx', () => b.page.goto(`${nginx.url}/#/tx/${txid}`));
+    for (const [selector, file] of [
+      ['a.raw[href$=".json"]', `tx/${txid}.json`],
+      ['a.raw[href$=".hex"]', `tx/${txid}.hex`],
+    ] as const) {
+      const [tab] = await Promise.all([b.context.waitForEvent('page'), b.page.click(selector)]);
+      await tab.waitForURL(/^blob:/);
+      expect(await tab.locator('pre').first().textContent()).toBe(readFileSync(join(tree, file), 'utf8'));
+      await tab.close();
+    }
+    expect(packRequests.filter((r) => !/^\/(?:|index\.html|assets\/app\.(?:js|css)|pack\.json|[0-9a-f]{32}\.(?:idx|part))$/.test(r.path) || r.status >= 400)).toEqual([]);
+  }, 60_000);
 });

@@ -40,9 +40,11 @@ const cache = new Map<string, Promise<Fetched<unknown>>>();
 
 /** A page marked as reading a pack (pack.ts) gets its documents from the pack, else by plain URL. */
 const base = packBase();
-const load: (url: string) => Promise<PackResponse> = base
-  ? packFetcher(base)
-  : (url) => fetch(url, { headers: { Accept: 'application/json' } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+/** The pack's fetcher when the page reads a pack. */
+export const fromPack = base ? packFetcher(base) : undefined;
+const load: (url: string) => Promise<PackResponse> =
+  fromPack ??
+  ((url) => fetch(url, { headers: { Accept: 'application/json' } }).then(async (r) => ({ status: r.status, text: await r.text() })));
 
 export function getJson<T>(url: string): Promise<Fetched<T>> {
   const hit = cache.get(url);

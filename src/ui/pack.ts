@@ -72,3 +72,28 @@ export function packFetcher(base: string): (url: string) => Promise<PackResponse
     return { status: r.status, text: decoder.decode(await answerBytes(answer)) };
   };
 }
+
+// Text documents only: the pack fetcher decodes answers as UTF-8 (the UI links no .bin).
+const RAW_TYPES: Readonly<Record<string, string>> = { json: 'application/json', hex: 'text/plain' };
+
+/**
+ * A click handler for the page's links to raw documents (`tx/<id>.json`, `stats.json`, …): a
+ * static host holding only the pack has no such files, so the document is read from the pack and
+ * opened as a blob URL in a new tab (opened at once, so no popup blocker stops it).
+ */
+export function rawLinksFromPack(load: (url: string) => Promise<PackResponse>): (e: MouseEvent) => void {
+  return (e) => {
+    const a = e.target instanceof Element ? e.target.closest('a[href]') : null;
+    const url = a?.getAttribute('href') ?? '';
+    const ext = /^[a-z0-9][^:#]*\.(json|hex)(?:\?|$)/i.exec(url)?.[1]?.toLowerCase();
+    if (!ext || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    const tab = window.open('about:blank', '_blank');
+    if (!tab) return;
+    tab.opener = null;
+    load(url).then(
+      (r) => (tab.location.href = URL.createObjectURL(new Blob([r.text], { type: `${RAW_TYPES[ext]}; charset=utf-8` }))),
+      (err: unknown) => tab.document.write(`Cannot read ${url}: ${String(err)}`.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`)),
+    );
+  };
+}
