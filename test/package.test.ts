@@ -4,15 +4,19 @@
  * installed commands run on the embedded demo chain: `snapshot --version`, `snapshot build`,
  * `snapshot verify`, `snapshot serve` (a few URLs fetched), `chain-snapshot` and
  * `npx chain-snapshot`, and the Netlify output run in Deno as the generated `netlify.toml` inside
- * the tree describes it (test/runtimes/netlify-host.ts). Dependencies come from npm's cache (`--prefer-offline`) or the registry.
+ * the tree describes it (test/runtimes/netlify-host.ts); a script outside the repository reads a pack
+ * through `chain-snapshot/reader` (from a directory and over HTTP Range) and type-checks against its
+ * declarations. Dependencies come from npm's cache (`--prefer-offline`) or the registry.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { denoBinary, startDenoNetlify } from './runtimes/launch.js';
+import { rangeServer } from './support/range-server.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -90,7 +94,9 @@ describe('published package', () => {
     // Every module the edge glue ships is there as compiled JS (the installed CLI has no TypeScript).
     for (const m of ['hosts/edge.js', 'contract/router.js', 'contract/layout.js']) expect(packed).toContain(`dist/${m}`);
     expect(packed.filter((p) => !p.startsWith('dist/') && !p.startsWith('docs/'))).toEqual(expect.arrayContaining(['package.json', 'README.md']));
-    expect(packed.filter((p) => p.startsWith('src/') || p.startsWith('test/') || p.endsWith('.ts') || p.endsWith('.map'))).toEqual([]);
+    // TypeScript only as the declarations of chain-snapshot/reader (dist/types/**/*.d.ts).
+    const declaration = (p: string) => p.startsWith('dist/types/') && p.endsWith('.d.ts');
+    expect(packed.filter((p) => p.startsWith('src/') || p.startsWith('test/') || (p.endsWith('.ts') && !declaration(p)) || p.endsWith('.map'))).toEqual([]);
     // The API documents the build copies into every site (docs/), when the repository has them.
     if (existsSync(join(ROOT, 'docs'))) for (const f of filesBelow(join(ROOT, 'docs'))) expect(packed).toContain(`docs/${f}`);
   });
@@ -193,4 +199,70 @@ describe('published package', () => {
       await runtime.stop();
     }
   });
+
+  it('chain-snapshot/reader: a script outside the repository reads a pack from its directory and over HTTP Range, with type declarations', async () => {
+    const bin = join(prefix, 'bin', 'snapshot');
+    const tree = join(tmp, 'reader-tree');
+    const pack = join(tmp, 'reader-pack');
+    await Promise.all([mustRun(bin, ['build', '--out', tree], { cwd: tmp }), mustRun(bin, ['build', '--out', pack, '--format', 'pack'], { cwd: tmp })]);
+    // As a user writes it: the package's export, nothing of its layout.
+    writeFileSync(
+      join(project, 'read.mjs'),
+      `import { openPack } from 'chain-snapshot/reader';
+const [where, encoding, ...paths] = process.argv.slice(2);
+const pack = await openPack(where);
+const out = {};
+for (const p of paths) {
+  const a = await pack.get(p, { acceptEncoding: encoding });
+  if (!a) { out[p] = null; continue; }
+  const chunks = a.bytes ? [a.bytes] : [];
+  if (a.stream) for await (const c of a.stream) chunks.push(c);
+  out[p] = { contentEncoding: a.contentEncoding, size: a.size, base64: Buffer.concat(chunks).toString('base64') };
+}
+await pack.close();
+console.log(JSON.stringify(out));
+`,
+    );
+    const txid = readdirSync(join(tree, 'tx')).find((f) => f.endsWith('.json'))!.slice(0, 64);
+    const addr = readdirSync(join(tree, 'address')).find((f) => f.endsWith('.json'))!;
+    const paths = ['stats.json', `tx/${txid}.json`, `tx/${txid}.hex`, `tx/${txid}.bin`, `address/${addr}`, 'name/d/history.json', 'v/history/name/d/history.json'];
+    const read = async (where: string, encoding: string) =>
+      JSON.parse((await mustRun(process.execPath, ['read.mjs', where, encoding, ...paths, 'tx/nope.json'], { cwd: project })).stdout) as Record<string, { contentEncoding: string; size: number; base64: string } | null>;
+    const http = await rangeServer(pack);
+    try {
+      for (const [where, encoding] of [[pack, 'identity'], [http.url, 'identity'], [http.url, 'gzip']] as const) {
+        const got = await read(where, encoding);
+        expect(got['tx/nope.json']).toBeNull();
+        for (const p of paths) {
+          const a = got[p]!;
+          const bytes = Buffer.from(a.base64, 'base64');
+          expect({ where, p, size: a.size === bytes.length }).toEqual({ where, p, size: true });
+          const plain = a.contentEncoding === 'gzip' ? gunzipSync(bytes) : bytes;
+          expect({ where, encoding, p, same: plain.equals(readFileSync(join(tree, p))) }).toEqual({ where, encoding, p, same: true });
+          if (encoding === 'identity') expect(a.contentEncoding).toBe('identity');
+        }
+        if (encoding === 'gzip') expect(Object.values(got).some((a) => a?.contentEncoding === 'gzip')).toBe(true);
+      }
+      expect(http.requests()).toBeGreaterThan(paths.length);
+    } finally {
+      http.server.close();
+    }
+    // The declarations: a TypeScript user's code checks against them (and a wrong call does not).
+    writeFileSync(
+      join(project, 'check.mts'),
+      `import { openPack, type PackAnswer, type PackReader } from 'chain-snapshot/reader';
+const pack: PackReader = await openPack('https://example.org/pack/');
+const a: PackAnswer | undefined = await pack.get('stats.json', { acceptEncoding: 'gzip' });
+const size: number | undefined = a?.size;
+const reads: number = pack.reads;
+// @ts-expect-error a path is a string
+await pack.get(1);
+await pack.close();
+export { size, reads };
+`,
+    );
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2023', lib: ['es2023', 'dom'], types: [], noEmit: true }, files: ['check.mts'] }));
+    await mustRun(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project });
+    expect(packed).toContain('dist/types/pack/reader.d.ts');
+  }, 300_000);
 });

@@ -259,7 +259,7 @@ describe.skipIf(!HAVE_CHROMIUM)(HAVE_CHROMIUM ? 'browsing UI in headless Chromiu
     const names: { bytes: Buffer; doc: Doc }[] = [];
     for (const f of readdirSync(join(out, 'name'), { recursive: true }) as string[]) {
       if (!f.endsWith('.json')) continue;
-      const bytes = decodeNamePath(f.slice(0, -5).split('\\').join('/'))!;
+      const bytes = Buffer.from(decodeNamePath(f.slice(0, -5).split('\\').join('/'))!);
       names.push({ bytes, doc: JSON.parse(readFileSync(join(out, 'name', f), 'utf8')) });
     }
     expect(names.length).toBeGreaterThanOrEqual(13);

@@ -18,11 +18,11 @@ import { VARIANT_DIR, baseNamePath } from './paths.js';
 
 export { HASH_FORM, decodeNamePathBytes, encodeNamePath } from './name-path.js';
 
-/** Name bytes of a canonical path (see {@link isCanonicalNamePath}), as a Buffer; else undefined. */
-export function decodeNamePath(p: string): Buffer | undefined {
+/** Name bytes of a canonical path (see {@link isCanonicalNamePath}); else undefined. No Buffer: the UI and edge runtimes bundle this module. */
+export function decodeNamePath(p: string): Uint8Array | undefined {
   const bytes = decodeNamePathBytes(p);
   if (bytes === undefined || encodeNamePath(bytes) !== p) return undefined;
-  return Buffer.from(bytes);
+  return bytes;
 }
 
 /**

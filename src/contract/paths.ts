@@ -26,6 +26,11 @@ export const MANIFEST_PATH = '_manifest.json';
 export const NOT_FOUND_HTML_PATH = '404.html';
 /** The public copy of the site info the browsing UI reads (network, height, tip, off-chain blocks). */
 export const UI_SITE_PATH = 'assets/site.json';
+/**
+ * The meta element of the UI's index.html that names a pack to read the documents from (its
+ * content: the pack's base URL, relative to the page); a pack build writes it (docs/deploy.md).
+ */
+export const UI_PACK_META = 'chain-snapshot-pack';
 /** Body of nginx's own 400s (request lines it refuses to parse). */
 export const BAD_REQUEST_PATH = `${ERRORS_DIR}/bad-request.json`;
 /** Body of nginx's own 414s. */

@@ -4,7 +4,7 @@
  * router and the pack reader (see ship.ts): only relative imports and web-standard APIs.
  */
 import type { SiteInfo } from '../contract/layout.js';
-import type { RangeSource } from '../pack/range-source.js';
+import type { RangeSource } from '../contract/pack-source.js';
 import { packEdgeHandler, type PackEdgeOptions, type RequestHooks } from './pack-edge.js';
 
 /** The part of an R2 bucket binding the worker uses. */

@@ -6,7 +6,7 @@
  * serving. Shipped as plain ES modules (see ship.ts): only relative imports and web-standard APIs.
  */
 import type { SiteInfo } from '../contract/layout.js';
-import { HttpSource } from '../pack/range-source.js';
+import { HttpSource } from '../contract/pack-source.js';
 import { INTERNAL_HEADER } from './netlify-edge.js';
 import { packEdgeHandler, type PackEdgeOptions } from './pack-edge.js';
 

@@ -13,9 +13,9 @@
 import { CACHE_LONG, COMMON_HEADERS, CONTENT_TYPES, makeRouterSite, routeRequest, type RouterSite } from '../contract/router.js';
 import { SITE_INFO_PATH, type SiteInfo } from '../contract/layout.js';
 import { Encoding, Kind, type PackRecord } from '../contract/pack-format.js';
-import { acceptsGzip, answerBytes } from '../pack/answer.js';
-import { PackCore, readPointer, readRoot, type CoreOptions } from '../pack/reader-core.js';
-import type { RangeSource } from '../pack/range-source.js';
+import { acceptsGzip, answerBytes } from '../contract/pack-answer.js';
+import { PackCore, readPointer, readRoot, type CoreOptions } from '../contract/pack-reader.js';
+import type { RangeSource } from '../contract/pack-source.js';
 import { errorResp, targetOf } from './edge.js';
 
 /** The part of the Web Cache API the handler uses (Cloudflare's `caches`, Netlify's, Deno's). */

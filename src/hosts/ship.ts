@@ -1,6 +1,6 @@
 /**
  * The router and the host glue (edge.ts, netlify-edge.ts, cloudflare-worker.ts; for a pack
- * pack-edge.ts with src/pack's reader-core.ts) as plain ES modules for edge runtimes. From the built CLI (`dist/`) the compiled
+ * pack-edge.ts with src/contract's pack-reader.ts) as plain ES modules for edge runtimes. From the built CLI (`dist/`) the compiled
  * `.js` files are copied; under vitest/tsx (TS sources, no compiled files) the `.ts` sources are
  * transpiled with esbuild (a devDependency, loaded only then: the installed package never needs it;
  * it starts in milliseconds where loading `typescript` took seconds per process). Imports are

@@ -1,21 +1,29 @@
 /**
  * Reads a pack (docs/pack-format.md) from a local directory or a base URL (HTTP Range through
- * fetch): the edge-shippable PackCore (reader-core.ts) with Node's zlib for gzip and CRC-32, and
+ * fetch): the edge-shippable PackCore (src/contract/pack-reader.ts) with Node's zlib for gzip and CRC-32, and
  * `verify()`, which hashes every part.
  */
 import { crc32 as zcrc32, gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { HEADER_SIZE, checkPartHeader } from '../contract/pack-format.js';
-import { PackCore, readPointer, readRoot } from './reader-core.js';
+import { PackCore, readPointer, readRoot } from '../contract/pack-reader.js';
 import { DirSource, HttpSource, type RangeSource } from './source.js';
 
 // Re-exported so importers of the reader keep one module path.
 export { DirSource, HttpSource, type RangeSource } from './source.js';
-export { PackCorruptError, acceptsGzip, answerBytes, type GetOptions, type PackAnswer } from './answer.js';
+export { PackCorruptError, acceptsGzip, answerBytes, type GetOptions, type PackAnswer } from '../contract/pack-answer.js';
 
 export interface OpenOptions {
   /** Directory slots kept after use (default 64). */
   slotCache?: number;
+}
+
+/**
+ * The entry of `chain-snapshot/reader` (docs/pack-format.md, "Reading a pack from your own code"):
+ * opens the pack a local directory or a base URL (`http:`/`https:`, read with HTTP Range) holds.
+ */
+export function openPack(dirOrUrl: string | URL, opts: OpenOptions = {}): Promise<PackReader> {
+  return PackReader.open(dirOrUrl, opts);
 }
 
 export class PackReader extends PackCore {

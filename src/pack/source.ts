@@ -1,10 +1,10 @@
 /** Where a pack reader's bytes come from: a local directory or a base URL read with HTTP Range. */
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RangeSource } from './range-source.js';
+import type { RangeSource } from '../contract/pack-source.js';
 
 // The web-standard part (interface and HTTP source) is edge-shippable; re-exported for one import path.
-export { HttpSource, type RangeSource } from './range-source.js';
+export { HttpSource, type RangeSource } from '../contract/pack-source.js';
 
 /** A pack's files in a local directory; file handles are kept open until close(). */
 export class DirSource implements RangeSource {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sha256 } from '../chain/hash.js';
-import { UI_SITE_PATH } from '../contract/paths.js';
+import { UI_PACK_META, UI_SITE_PATH } from '../contract/paths.js';
 import { fromSources } from '../runtime/from-source.js';
 import type { UiBundle } from './ui-bundle.js';
 
@@ -64,12 +64,14 @@ const ICON =
   "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect x='3' y='3' width='26' height='26' rx='7' fill='%231f5fd1'/%3E" +
   "%3Cpath d='M10 12h12M10 16h12M10 20h8' stroke='white' stroke-width='2.4' stroke-linecap='round'/%3E%3C/svg%3E";
 
-export function indexHtml(b: UiBundle): string {
+/** The UI's page; with `pack`, one that reads its documents from the pack at that base URL (src/ui/pack.ts). */
+export function indexHtml(b: UiBundle, pack?: string): string {
+  const packMeta = pack === undefined ? '' : `<meta name="${UI_PACK_META}" content="${pack.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`)}">\n`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+${packMeta}<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="referrer" content="no-referrer">
 <title>chain snapshot</title>
@@ -107,4 +109,18 @@ export async function uiFiles(info?: UiSiteInfo): Promise<Map<string, string>> {
   ]);
   if (info) files.set(UI_SITE_PATH, JSON.stringify({ network: info.network, height: info.height, tip: info.tip, offchain: info.offchain ?? [] }));
   return files;
+}
+
+/**
+ * The UI's static files a pack build writes beside the pack (index.html reading the pack in its
+ * own directory, the script, the stylesheet): a plain static host holding the directory serves the
+ * UI with no server code. The site info comes from the pack, not a file.
+ */
+export async function packUiFiles(): Promise<Map<string, string>> {
+  const b = await uiBundle();
+  return new Map([
+    [UI_INDEX, indexHtml(b, './')],
+    [UI_JS, b.js],
+    [UI_CSS, b.css],
+  ]);
 }

@@ -1,4 +1,5 @@
 /** The site's public JSON documents as the UI reads them: types, a small fetch cache, the site info. */
+import { packBase, packFetcher, type PackResponse } from './pack.js';
 import { api } from './route.js';
 
 import type * as doc from '../contract/documents.js';
@@ -37,11 +38,19 @@ export interface Fetched<T> {
 
 const cache = new Map<string, Promise<Fetched<unknown>>>();
 
+/** A page marked as reading a pack (pack.ts) gets its documents from the pack, else by plain URL. */
+const base = packBase();
+/** The pack's fetcher when the page reads a pack. */
+export const fromPack = base ? packFetcher(base) : undefined;
+const load: (url: string) => Promise<PackResponse> =
+  fromPack ??
+  ((url) => fetch(url, { headers: { Accept: 'application/json' } }).then(async (r) => ({ status: r.status, text: await r.text() })));
+
 export function getJson<T>(url: string): Promise<Fetched<T>> {
   const hit = cache.get(url);
   if (hit) return hit as Promise<Fetched<T>>;
-  const p = fetch(url, { headers: { Accept: 'application/json' } }).then(async (r) => {
-    const text = await r.text();
+  const p = load(url).then(({ status, text }) => {
+    const ok = status >= 200 && status < 300;
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -49,7 +58,7 @@ export function getJson<T>(url: string): Promise<Fetched<T>> {
       body = null;
     }
     const err = body && !Array.isArray(body) && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string' ? (body as { error: string }).error : null;
-    return { ok: r.ok && body !== null && err === null, status: r.status, body, text, error: err ?? (body === null ? `HTTP ${r.status}` : null) };
+    return { ok: ok && body !== null && err === null, status, body, text, error: err ?? (body === null ? `HTTP ${status}` : null) };
   });
   if (cache.size > 300) cache.delete(cache.keys().next().value!);
   cache.set(url, p);

@@ -3,9 +3,10 @@
  * the search form and the hash router to the pages. No framework, no requests beyond the
  * site's own public JSON URLs.
  */
-import { loadSite } from './data.js';
+import { fromPack, loadSite } from './data.js';
 import { h } from './dom.js';
 import { fmtInt, unitOf, visible } from './format.js';
+import { rawLinksFromPack } from './pack.js';
 import { pageAddress } from './pages/address.js';
 import { pageBlock } from './pages/block.js';
 import { pageHome } from './pages/home.js';
@@ -83,6 +84,9 @@ window.addEventListener('hashchange', () => {
   if (parseRoute(location.hash).kind !== 'search') input.value = '';
   go();
 });
+
+// On a static host holding only the pack, links to raw documents are read from the pack too.
+if (fromPack) document.addEventListener('click', rawLinksFromPack(fromPack));
 
 (window as unknown as { snapshotUi: unknown }).snapshotUi = { timings };
 

@@ -59,8 +59,8 @@ export async function packFiles(packDir: string): Promise<{ index: string; parts
 }
 
 /** The entries of a pack directory, sorted, with pack.json left out. */
-/** The host glue a pack build writes beside the pack (top-level entries). */
-export const PACK_GLUE_TOP = ['_netlify', '_pack-worker', 'netlify.toml'];
+/** The host glue and the UI's static files a pack build writes beside the pack (top-level entries). */
+export const PACK_GLUE_TOP = ['_netlify', '_pack-worker', 'netlify.toml', 'index.html', 'assets'];
 
 export function packDirEntries(packDir: string): string[] {
   return readdirSync(packDir)

@@ -12,8 +12,8 @@
  * the current pack was made from: when it is the tree this build started from, the paths the
  * build did not change are kept from the pack without reading them.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../../contract/layout.js';
 import { PACK_POINTER } from '../../contract/pack-format.js';
 import { HOSTS, writeChangedFiles, type HostName } from '../../hosts/index.js';
@@ -21,6 +21,7 @@ import { packGlueFiles } from '../../hosts/pack-glue.js';
 import { manifestHash } from '../../index/state.js';
 import { collectGarbage, currentIndex, foreignPackEntry, PackJournal } from '../../pack/dir.js';
 import { packFromTree, type FromTreeSummary } from '../../pack/from-tree.js';
+import { packUiFiles } from '../../pipeline/ui-files.js';
 import { currentRelease, publishedDir, releasesDir } from '../../publish/publish.js';
 import { isMarked, refuse } from '../../publish/releases.js';
 import type { Progress } from '../../runtime/progress.js';
@@ -133,16 +134,36 @@ function readGlue(stateDir: string): Set<string> {
   }
 }
 
-/** The hosts' glue for the pack (docs/deploy.md, "Deploying a pack"), written beside it; returns the paths written. */
+function writeGlueRecord(stateDir: string, glue: ReadonlySet<string>): void {
+  const tmp = join(stateDir, `${GLUE_RECORD}.tmp`);
+  writeFileSync(tmp, JSON.stringify([...glue].sort()) + '\n');
+  renameSync(tmp, join(stateDir, GLUE_RECORD));
+}
+
+/** Removes a recorded glue file (a regular file only) and the directories it leaves empty below `dir`. */
+function removeGlue(dir: string, rel: string): void {
+  const abs = join(dir, rel);
+  if (!lstatSync(abs, { throwIfNoEntry: false })?.isFile()) return;
+  rmSync(abs);
+  for (let d = dirname(abs); d !== dir && d.startsWith(dir + sep) && readdirSync(d).length === 0; d = dirname(d)) rmdirSync(d);
+}
+
+/**
+ * The hosts' glue for the pack (docs/deploy.md, "Deploying a pack") and the browsing UI's static
+ * files (index.html reading the pack, its script and stylesheet), written beside it. Each path is
+ * recorded before it is written, so the next build owns it even after a kill; recorded files this
+ * build no longer writes (another --hosts, an older UI) are removed. Returns the paths written.
+ */
 async function writePackGlue(pack: PackTargets, tree: string, hosts: readonly HostName[]): Promise<string[]> {
   const info = JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo;
   const files = await packGlueFiles(info, { hosts });
-  const glue = readGlue(pack.stateDir);
-  for (const p of files.keys()) glue.add(p);
-  const tmp = join(pack.stateDir, `${GLUE_RECORD}.tmp`);
-  writeFileSync(tmp, JSON.stringify([...glue].sort()) + '\n');
-  renameSync(tmp, join(pack.stateDir, GLUE_RECORD));
-  return writeChangedFiles(pack.packDir, files);
+  for (const [p, c] of await packUiFiles()) files.set(p, c);
+  const before = readGlue(pack.stateDir);
+  writeGlueRecord(pack.stateDir, new Set([...before, ...files.keys()]));
+  const written = await writeChangedFiles(pack.packDir, files);
+  for (const p of before) if (!files.has(p)) removeGlue(pack.packDir, p);
+  writeGlueRecord(pack.stateDir, new Set(files.keys()));
+  return written;
 }
 
 function readRecord(stateDir: string): PackRecord | undefined {

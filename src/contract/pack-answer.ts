@@ -1,6 +1,6 @@
 /** What a pack reader hands back: answers, their encodings, and the error for a damaged blob. */
-import { concatBytes } from '../contract/pack-bytes.js';
-import type { Kind } from '../contract/pack-format.js';
+import { concatBytes } from './pack-bytes.js';
+import type { Kind } from './pack-format.js';
 
 /** A blob whose bytes fail their checksum: names the part file and the absolute offset. */
 export class PackCorruptError extends Error {

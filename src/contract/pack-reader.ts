@@ -1,6 +1,7 @@
 /**
  * The pack reader without Node APIs (docs/pack-format.md), shipped as is to edge runtimes
- * (workerd, Deno) by src/hosts/ship.ts: bytes come from a RangeSource, gzip is undone with the
+ * (workerd, Deno) by src/hosts/ship.ts and bundled into the browsing UI (src/ui/pack.ts); it sits in
+ * src/contract, beside the codec, so both layers can import it: bytes come from a RangeSource, gzip is undone with the
  * web-standard DecompressionStream unless the caller passes its own, CRC-32 is the codec's.
  * Opening reads `pack.json` and the first 16 KiB of the index (header and part table), which stay
  * cached; a lookup then costs at most one range read of its directory slot (none when the slot is
@@ -30,9 +31,9 @@ import {
   type PackHeader,
   type PackRecord,
   type PartInfo,
-} from '../contract/pack-format.js';
-import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './answer.js';
-import type { RangeSource } from './range-source.js';
+} from './pack-format.js';
+import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './pack-answer.js';
+import type { RangeSource } from './pack-source.js';
 
 export interface CoreOptions {
   /** Directory slots kept after use (default 64). */
@@ -45,7 +46,7 @@ export interface CoreOptions {
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
 export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
