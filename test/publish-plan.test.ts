@@ -139,6 +139,42 @@ describe('publish plan: pack', () => {
   });
 });
 
+describe('publish plan: the browsing UI beside a pack', () => {
+  const ui = (c: string) => [obj('index.html', c, 'whole'), obj('assets/app.js', c, 'whole')];
+  const P1: LocalSnapshot = { kind: 'pack', objects: [obj('p1.part', '1'), obj('i1.idx', 'i'), obj('pack.json', 'p', 'root'), ...ui('u')] };
+  const after = (plan: ReturnType<typeof planPublish>) => (planSteps(plan).at(-1) as Extract<Step, { op: 'state' }>).state;
+
+  it('first publish: the state owns the UI keys before they are written; the last state records their sha256', () => {
+    const plan = planPublish(EMPTY, P1);
+    expect(plan.phases.map((p) => p.map(show))).toEqual([['put p1.part', 'put i1.idx'], ['put pack.json'], ['state'], ['put index.html', 'put assets/app.js'], ['state']]);
+    const owning = plan.phases[2]![0] as Extract<Step, { op: 'state' }>;
+    expect(owning.state.put).toEqual({ 'index.html': '', 'assets/app.js': '' });
+    expect(after(plan).put).toEqual({ 'index.html': sha('u'), 'assets/app.js': sha('u') });
+  });
+
+  it('unchanged UI: no step; a changed UI file of the same size is written again', () => {
+    const r: RemoteView = { ...published(P1), state: after(planPublish(EMPTY, P1)) };
+    expect(planPublish(r, P1).phases).toEqual([]);
+    const changed: LocalSnapshot = { ...P1, objects: [...P1.objects.filter((o) => o.key !== 'assets/app.js'), obj('assets/app.js', 'v', 'whole')] };
+    expect(planSteps(planPublish(r, changed)).map(show)).toEqual(['state', 'put assets/app.js', 'state']);
+  });
+
+  it('a run stopped after the owning state: the UI keys are not foreign and are written again', () => {
+    const plan = planPublish(EMPTY, P1);
+    const owning = (plan.phases[2]![0] as Extract<Step, { op: 'state' }>).state;
+    const r: RemoteView = { ...published(P1), state: owning };
+    expect(planPublish(r, P1).foreign).toEqual([]);
+    expect(planSteps(planPublish(r, P1)).map(show)).toContain('put index.html');
+  });
+
+  it('a UI file the pack no longer has is deleted last; a foreign index.html is refused', () => {
+    const r: RemoteView = { ...published(P1), state: after(planPublish(EMPTY, P1)) };
+    const noJs: LocalSnapshot = { ...P1, objects: P1.objects.filter((o) => o.key !== 'assets/app.js') };
+    expect(planSteps(planPublish(r, noJs)).map(show)).toEqual(['state', 'delete assets/app.js']);
+    expect(planPublish({ ...EMPTY, listed: new Map([['index.html', 5]]) }, P1).foreign).toEqual(['index.html']);
+  });
+});
+
 describe('publish state object', () => {
   it('round-trips and refuses what is not one', () => {
     const s: PublishState = { ...emptyState('tree'), put: { b: sha('b'), a: sha('a') }, delete: ['x'] };

@@ -1,7 +1,8 @@
 // `snapshot publish` of a tree to a real S3 server (s3rver on a loopback port, behind the
 // checking and counting proxy of test/support/s3-server.ts), on regtest chains built in memory.
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { fileHeaders } from '../src/contract/router.js';
@@ -80,6 +81,22 @@ describe('snapshot publish: a tree to S3', { timeout: 300_000 }, () => {
     expect((await fx.head(BUCKET, 'outside/keep.txt')).body.toString()).toBe('not ours');
     expect((await fx.head(BUCKET, 'treex/keep.txt')).body.toString()).toBe('a sibling prefix');
     expect(fx.requests.filter((r) => r.method !== 'GET' && !r.key.startsWith('tree/') && r.key !== '').map((r) => `${r.method} ${r.key}`)).toEqual([]);
+  });
+
+  it('a pack built by snapshot build: its parts, index and pack.json, and the browsing UI beside them with serve\'s headers', async () => {
+    const dir = tmp('pack-ui');
+    await build(sc.before, dir, sc.m, { format: 'pack' });
+    const ui = ['index.html', 'assets/app.js', 'assets/app.css'];
+    const r = await publishToBucket({ dir, to: `s3://${BUCKET}/packui`, endpoint: fx.endpoint, region: 'us-east-1', concurrency: 8, maxAttempts: 3, dryRun: false, force: false, out: () => {} });
+    const got = await bucketFiles(fx, 'packui');
+    for (const key of ui) {
+      expect(got.get(key)?.equals(readFileSync(join(dir, key))), key).toBe(true);
+      const o = await fx.head(BUCKET, `packui/${key}`);
+      expect({ key, type: o.contentType, cache: o.cacheControl }).toEqual({ key, type: fileHeaders(key).contentType, cache: fileHeaders(key).cacheControl });
+    }
+    expect(r.puts).toBeGreaterThan(ui.length);
+    // Again: nothing to store.
+    expect((await publishToBucket({ dir, to: `s3://${BUCKET}/packui`, endpoint: fx.endpoint, region: 'us-east-1', concurrency: 8, maxAttempts: 3, dryRun: false, force: false, out: () => {} })).puts).toBe(0);
   });
 
   it('refuses a prefix holding an object it did not write, naming it; --force publishes beside it and keeps it', async () => {

@@ -26,6 +26,11 @@ export const MANIFEST_PATH = '_manifest.json';
 export const NOT_FOUND_HTML_PATH = '404.html';
 /** The public copy of the site info the browsing UI reads (network, height, tip, off-chain blocks). */
 export const UI_SITE_PATH = 'assets/site.json';
+/** The browsing UI's static files, at the top of a tree and beside a pack's `pack.json`. */
+export const UI_INDEX = 'index.html';
+export const UI_JS = 'assets/app.js';
+export const UI_CSS = 'assets/app.css';
+export const UI_FILES: readonly string[] = [UI_INDEX, UI_JS, UI_CSS];
 /**
  * The meta element of the UI's index.html that names a pack to read the documents from (its
  * content: the pack's base URL, relative to the page); a pack build writes it (docs/deploy.md).

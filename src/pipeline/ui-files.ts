@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sha256 } from '../chain/hash.js';
-import { UI_PACK_META, UI_SITE_PATH } from '../contract/paths.js';
+import { UI_CSS, UI_INDEX, UI_JS, UI_PACK_META, UI_SITE_PATH } from '../contract/paths.js';
 import { fromSources } from '../runtime/from-source.js';
 import type { UiBundle } from './ui-bundle.js';
 
@@ -29,9 +29,6 @@ export interface UiSiteInfo {
   offchain?: readonly UiOffChainBlock[];
 }
 
-export const UI_INDEX = 'index.html';
-export const UI_JS = 'assets/app.js';
-export const UI_CSS = 'assets/app.css';
 /** Public copy of the site info (`_site.json` is not served). */
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -162,6 +162,7 @@ function planPack(remote: RemoteView, local: LocalSnapshot): Step[][] {
   const old = remote.state ?? emptyState('pack');
   const root = rootOf(local);
   const content = local.objects.filter((o) => o.phase === 'content');
+  const ui = local.objects.filter((o) => o.phase === 'whole');
   const live = content.map((o) => o.key).sort();
   const puts = content.filter((o) => remote.listed.get(o.key) !== o.size);
   const rootPut = remote.listed.get(root.key) !== root.size || remote.rootSha256 !== root.sha256;
@@ -170,12 +171,26 @@ function planPack(remote: RemoteView, local: LocalSnapshot): Step[][] {
   // The previous root's objects stay for readers that hold it; the ones before it go.
   const keep = sameRoot ? old.keep : old.live.filter((k) => !liveSet.has(k));
   const keepSet = new Set(keep);
-  const doomed = [...new Set([...old.keep, ...old.delete, ...old.live])].filter((k) => !liveSet.has(k) && !keepSet.has(k) && remote.listed.has(k)).sort();
-  const state: PublishState = { ...emptyState('pack'), live, keep: [...keep].sort(), delete: doomed };
+  // The UI's files have fixed keys: the state's `put` holds the sha256 of what each key holds.
+  const uiKeys = new Set(ui.map((o) => o.key));
+  const uiPuts = ui.filter((o) => remote.listed.get(o.key) !== o.size || old.put[o.key] !== o.sha256);
+  const uiGone = Object.keys(old.put).filter((k) => !uiKeys.has(k));
+  const doomed = [...new Set([...old.keep, ...old.delete, ...old.live, ...uiGone])].filter((k) => !liveSet.has(k) && !keepSet.has(k) && !uiKeys.has(k) && remote.listed.has(k)).sort();
+  const put = Object.fromEntries(ui.map((o) => [o.key, o.sha256]));
+  const state: PublishState = { ...emptyState('pack'), put, live, keep: [...keep].sort(), delete: doomed };
   // Keys deleted by an earlier run may stay listed in the state: rewriting it for them alone would cost a PUT.
   const stale = remote.state && { ...remote.state, delete: remote.state.delete.filter((k) => remote.listed.has(k)) };
   const stateStep: Step[] = sameState(stale, state) ? [] : [{ op: 'state', state }];
-  return [puts.map((object): Step => ({ op: 'put', object })), rootPut ? [{ op: 'put', object: root }] : [], stateStep, doomed.map((key): Step => ({ op: 'delete', key }))];
+  // Before a UI file is written the state owns its key, with no sha256 (so a stopped run writes it again).
+  const owning: PublishState = { ...(remote.state ?? emptyState('pack')), put: { ...old.put, ...Object.fromEntries(uiPuts.map((o) => [o.key, ''])) } };
+  const uiSteps: Step[][] = uiPuts.length === 0 ? [] : [[{ op: 'state', state: owning }], uiPuts.map((object): Step => ({ op: 'put', object }))];
+  return [
+    puts.map((object): Step => ({ op: 'put', object })),
+    rootPut ? [{ op: 'put', object: root }] : [],
+    ...uiSteps,
+    stateStep,
+    doomed.map((key): Step => ({ op: 'delete', key })),
+  ];
 }
 
 /** The steps of a plan in order. */

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { MANIFEST_PATH } from '../../contract/layout.js';
+import { MANIFEST_PATH, UI_FILES } from '../../contract/layout.js';
 import { parseManifestLine } from '../../contract/manifest.js';
 import { PACK_POINTER } from '../../contract/pack-format.js';
 import { CACHE_LONG, CACHE_SHORT, CONTENT_TYPES, fileHeaders } from '../../contract/router.js';
@@ -85,7 +85,7 @@ async function readRemote(bucket: Bucket, kind: SnapshotKind): Promise<RemoteVie
 /** Headers of an object: a tree's as `snapshot serve` sends them; pack parts and index never change. */
 export function objectHeaders(kind: SnapshotKind, key: string): ObjectHeaders {
   if (key === STATE_KEY) return { contentType: CONTENT_TYPES.json, cacheControl: 'no-store' };
-  if (kind === 'tree') return fileHeaders(key);
+  if (kind === 'tree' || UI_FILES.includes(key)) return fileHeaders(key);
   return key === PACK_POINTER ? { contentType: CONTENT_TYPES.json, cacheControl: CACHE_SHORT } : { contentType: CONTENT_TYPES.bin, cacheControl: CACHE_LONG };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The local snapshot a publish sends: a tree (every line of its `_manifest.json`, then the
- * manifest) or a pack (the parts and index its `pack.json` names, then `pack.json`), with the
+ * manifest) or a pack (the parts and index its `pack.json` names, then `pack.json`, and the
+ * browsing UI's files a pack build puts beside it), with the
  * sha256 and size of each object. Files are not read whole here: a tree's hashes are its
  * manifest's, a pack's parts' hashes are in its index; the bytes are checked as they are sent.
  */
@@ -8,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { MANIFEST_PATH } from '../../contract/layout.js';
+import { MANIFEST_PATH, UI_FILES } from '../../contract/layout.js';
 import { parseManifestLine, safePath } from '../../contract/manifest.js';
 import { HEADER_SIZE, PACK_POINTER, decodeHeader, decodePartTable, decodePointer } from '../../contract/pack-format.js';
 import { onPath } from '../../runtime/io-error.js';
@@ -78,5 +79,12 @@ async function readPack(dir: string): Promise<LocalSnapshot> {
   }
   objects.push({ key: pointer.index, sha256: await fileSha256(indexPath), size: statSync(indexPath).size, phase: 'content' });
   objects.push({ key: PACK_POINTER, sha256: sha256Hex(pointerBytes), size: pointerBytes.length, phase: 'root' });
+  // The UI reads whichever pack pack.json names, so its files go up beside any generation.
+  for (const key of UI_FILES) {
+    const file = join(dir, key);
+    if (!existsSync(file)) continue;
+    const bytes = onPath(file, 'reading', () => readFileSync(file));
+    objects.push({ key, sha256: sha256Hex(bytes), size: bytes.length, phase: 'whole' });
+  }
   return { kind: 'pack', objects };
 }
