@@ -20,9 +20,9 @@ const CLOSE = 0x7d;
 /** A range segment costs about 20 bytes of recipe: shorter matches stay literal. */
 export const MIN_REFERENCE = 64;
 
-/** First 8 bytes of the sha256 of `b`, as hex. */
-export function sha8(b: Uint8Array): string {
-  return createHash('sha256').update(b).digest('hex').slice(0, 16);
+/** The first 48 bits of the sha256 of `b` (as TxBlobs keeps them). */
+export function sha48(b: Uint8Array): number {
+  return createHash('sha256').update(b).digest().readUIntBE(0, 6);
 }
 
 /** What a block document's element for a tx ends before: its placement fields (txObject adds them last). */
@@ -50,8 +50,8 @@ export function embeddedTxSegments(doc: Buffer, txs: TxBlobs): RecipeSegment[] |
       const t = txs.doc(doc.toString('latin1', p + HEAD.length, afterTxid));
       if (t) {
         const end = p + t.size;
-        if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && sha8(doc.subarray(p, end)) === t.sha) taken = t.size;
-        else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha8(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
+        if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && sha48(doc.subarray(p, end)) === t.sha) taken = t.size;
+        else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha48(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
         if (taken) {
           if (p > literalFrom) segs.push({ type: 'literal', bytes: doc.subarray(literalFrom, p) });
           segs.push({ type: 'range', blob: t.blob, start: 0, length: taken });

@@ -20,9 +20,9 @@ import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Encoding, PACK_POINTER, hexBytes, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
-import { embeddedTxSegments, placementPrefix, sha8 } from './embedded.js';
+import { embeddedTxSegments, placementPrefix, sha48 } from './embedded.js';
 import { answerBytes, PackReader } from './reader.js';
-import { TxBlobs } from './tx-blobs.js';
+import { shaKey, TxBlobs } from './tx-blobs.js';
 import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
@@ -70,6 +70,9 @@ export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
   const raw = new Uint8Array(Buffer.from(s, 'hex'));
   return Buffer.from(hexBytes(raw)).equals(text) ? raw : undefined;
 }
+
+/** A record's blob fields alone (a record also holds its key). */
+const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset, stored: b.stored, encoding: b.encoding, crc: b.crc });
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
@@ -146,7 +149,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       }
       const prefix = placementPrefix(doc);
       const stored = writer.store(doc, true);
-      txs.setDoc(t.txid, { blob: stored, size: doc.length, sha: sha8(doc), prefix, prefixSha: prefix ? sha8(doc.subarray(0, prefix)) : '', early: true });
+      txs.setDoc(t.txid, { blob: stored, size: doc.length, sha: sha48(doc), prefix, prefixSha: prefix ? sha48(doc.subarray(0, prefix)) : 0, early: true });
     }
   };
 
@@ -164,7 +167,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       count(old.size);
       n.reused++;
       n.carried++;
-      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: old, size: old.size, sha: l.sha.slice(0, 16), prefix: 0, prefixSha: '', early: false });
+      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: 0, prefixSha: 0, early: false });
       return;
     }
     if (tx?.[2] === 'json') {
@@ -172,7 +175,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       if (t?.early) {
         t.early = false;
         // Written as its block was read: its bytes are the file's if size and hash agree with the manifest.
-        if (t.size === l.size && t.sha === l.sha.slice(0, 16)) {
+        if (t.size === l.size && t.sha === shaKey(l.sha)) {
           writer.addBlob(l.path, t.blob, t.size);
           count(t.size);
           return;
@@ -186,7 +189,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     if (old2) {
       writer.addExisting(l.path, old2);
       n.reused++;
-      blob = old2;
+      blob = blobOf(old2);
     } else if (second) {
       const segs = embeddedTxSegments(bytes, txs);
       if (segs) {
@@ -212,7 +215,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     } else blob = writer.add(l.path, bytes).blob;
     if (tx?.[2] === 'json') {
       const prefix = placementPrefix(bytes);
-      txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: l.sha.slice(0, 16), prefix, prefixSha: prefix ? sha8(bytes.subarray(0, prefix)) : '', early: false });
+      txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
     } else if (BLOCK_BIN.test(l.path)) indexBlock(bytes, blob);
   };
 
