@@ -73,6 +73,15 @@ describe('build --format pack: the demo chain', () => {
     );
   }, 240_000);
 
+  it('pretty-printed (no compact tx document to reference: documents stored whole) answers every file of the pretty tree', async () => {
+    const tree = tmp('demo-pretty-tree');
+    const pack = tmp('demo-pretty-pack');
+    await demo(tree, { pretty: true, height: 60 });
+    await demo(pack, { pretty: true, height: 60, format: 'pack' });
+    await expectPackAnswersTree(pack, tree);
+    await expectPackAnswersTree(pack, tree, 'gzip');
+  }, 240_000);
+
   it('extended (120 → 150) and lowered (150 → 120) answers like a fresh pack; old parts are kept untouched, unreferenced ones removed after the swap', async () => {
     const inc = tmp('demo-inc');
     await demo(inc, { format: 'pack', height: 120 });
