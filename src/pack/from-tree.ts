@@ -173,7 +173,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     if (tx?.[2] === 'json') {
       const t = txs.doc(tx[1]!);
       if (t?.early) {
-        t.early = false;
+        txs.settle(tx[1]!);
         // Written as its block was read: its bytes are the file's if size and hash agree with the manifest.
         if (t.size === l.size && t.sha === shaKey(l.sha)) {
           writer.addBlob(l.path, t.blob, t.size);
