@@ -162,20 +162,30 @@ async function packReads(dir: string, paths: string[]): Promise<void> {
   const { PackReader, answerBytes } = await import('../src/pack/reader.js');
   const reader = await PackReader.open(dir);
   try {
-    const pass = async () => {
+    // Reads per request by entry kind (stored and hex, or recipe: 2 + its groups of nearby blobs).
+    const hist = { entry: new Map<number, number>(), recipe: new Map<number, number>() };
+    const pass = async (tally: boolean) => {
       for (const p of paths) {
-        if ((await reader.lookup(p)) === undefined) continue;
+        const before = reader.reads;
+        const rec = await reader.lookup(p);
+        if (rec === undefined) continue;
         const a = await reader.get(p);
         if (a !== undefined) await answerBytes(a);
+        if (!tally) continue;
+        const h = rec.kind === 2 ? hist.recipe : hist.entry;
+        const n = reader.reads - before;
+        h.set(n, (h.get(n) ?? 0) + 1);
       }
     };
-    await pass();
+    await pass(false);
     const r0 = reader.reads;
-    await pass();
+    await pass(true);
     const r1 = reader.reads;
-    await pass();
+    await pass(false);
     const r2 = reader.reads;
+    const show = (h: Map<number, number>) => [...h].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ');
     console.log(`pack range reads per request after warm-up (PackReader replay of the ${paths.length} targets): ${((r1 - r0) / paths.length).toFixed(2)} (next pass ${((r2 - r1) / paths.length).toFixed(2)})`);
+    console.log(`  by request, reads: count — stored/hex entries ${show(hist.entry)}; recipes ${show(hist.recipe)}`);
   } finally {
     await reader.close();
   }

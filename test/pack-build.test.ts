@@ -11,10 +11,11 @@ import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import { scenario } from './support/chains.js';
-import { framedBlocks, readChain } from './support/helpers.js';
+import { chainPath, framedBlocks, readChain } from './support/helpers.js';
+import { openBlocksDir } from '../src/source/blkdir.js';
 import { HOSTS, NET, tempDir } from './support/memory-builds.js';
 import { PACK_POINTER } from '../src/contract/pack-format.js';
-import { expectPackAnswersTree, expectSameAnswers, manifestPaths, packDirEntries, packFiles } from './support/pack-compare.js';
+import { dedupOf, expectPackAnswersTree, expectSameAnswers, manifestPaths, packDirEntries, packFiles } from './support/pack-compare.js';
 import { describeShared } from './support/shared-data.js';
 
 const tmp = tempDir('snapshot-pack-build-');
@@ -36,6 +37,19 @@ function treeBytes(tree: string): { files: number; bytes: number } {
   const lines = readFileSync(join(tree, '_manifest.json'), 'utf8').trim().split('\n');
   return { files: lines.length + 1, bytes: lines.reduce((n, l) => n + Number(l.split(' ')[1]), 0) + statSync(join(tree, '_manifest.json')).size };
 }
+/**
+ * Dedup is on: address and block documents are recipes, together smaller than their gzip; tx
+ * `.bin`/`.hex` files point inside their block's blob.
+ */
+async function expectDedup(pack: string, tree: string, label: string): Promise<void> {
+  const d = await dedupOf(pack, tree);
+  const txBins = manifestPaths(tree).filter((p) => /^tx\/[0-9a-f]{64}\.bin$/.test(p)).length;
+  console.log(`${label}: ${d.recipes} recipes, ${d.recipeStored} bytes stored against ${d.recipeGzip} as gzip; ${d.slices} tx .bin/.hex slices of ${txBins * 2}`);
+  expect(d.recipes).toBeGreaterThan(0);
+  expect(d.recipeStored).toBeLessThan(d.recipeGzip);
+  expect(d.slices).toBeGreaterThan(txBins);
+}
+
 const stageTime = (r: { stageSeconds: [string, number][] }, pack: boolean) => r.stageSeconds.filter(([s]) => (s === 'pack') === pack).reduce((n, [, t]) => n + t, 0);
 
 describe('build --format pack: the demo chain', () => {
@@ -48,6 +62,8 @@ describe('build --format pack: the demo chain', () => {
     const p = await demo(pack, { format: 'pack' });
     await expectPackAnswersTree(pack, tree);
     await expectOnlyReferenced(pack, undefined);
+    await expectPackAnswersTree(pack, tree, 'gzip');
+    await expectDedup(pack, tree, 'demo');
     expect(existsSync(join(tmp('demo-pack.state'), 'tree', '_manifest.json'))).toBe(true);
     const tb = treeBytes(tree);
     const pb = bytesOf(pack);
@@ -55,6 +71,15 @@ describe('build --format pack: the demo chain', () => {
       `demo: tree ${tb.files} files ${tb.bytes} bytes; pack ${readdirSync(pack).length} files ${pb} bytes (${(pb / tb.bytes).toFixed(3)}); ` +
         `build tree ${stageTime(t, false).toFixed(2)}s, pack build ${stageTime(p, false).toFixed(2)}s + pack phase ${stageTime(p, true).toFixed(2)}s`,
     );
+  }, 240_000);
+
+  it('pretty-printed (no compact tx document to reference: documents stored whole) answers every file of the pretty tree', async () => {
+    const tree = tmp('demo-pretty-tree');
+    const pack = tmp('demo-pretty-pack');
+    await demo(tree, { pretty: true, height: 60 });
+    await demo(pack, { pretty: true, height: 60, format: 'pack' });
+    await expectPackAnswersTree(pack, tree);
+    await expectPackAnswersTree(pack, tree, 'gzip');
   }, 240_000);
 
   it('extended (120 → 150) and lowered (150 → 120) answers like a fresh pack; old parts are kept untouched, unreferenced ones removed after the swap', async () => {
@@ -168,6 +193,8 @@ describeShared('chaindata')('build --format pack: Bitcoin mainnet 0–599', () =
     const p = await buildSnapshot({ source: nbitcoinSource(), outDir: pack, format: 'pack' });
     await expectPackAnswersTree(pack, tree);
     await expectOnlyReferenced(pack, undefined);
+    await expectPackAnswersTree(pack, tree, 'gzip');
+    await expectDedup(pack, tree, 'Bitcoin 0–599');
     const tb = treeBytes(tree);
     const pb = bytesOf(pack);
     console.log(
@@ -189,5 +216,29 @@ describeShared('chaindata')('build --format pack: Bitcoin mainnet 0–599', () =
     const reader = await PackReader.open(inc);
     expect(reader.header.generation).toBe(2);
     await reader.close();
+  }, 240_000);
+});
+
+describeShared('chaindata/namecoin-core-regtest/blocks/xor.dat')('build --format pack: the Namecoin Core regtest datadir (blocks:)', () => {
+  it('answers every file of the tree, plain and gzip; address and block documents are recipes', async () => {
+    const net = NETWORKS['namecoin-regtest'];
+    const build = async (outDir: string, format: 'tree' | 'pack') => {
+      const source = await openBlocksDir(join(chainPath('namecoin-core-regtest'), 'blocks'), net);
+      try {
+        return await buildSnapshot({ source, outDir, hosts: HOSTS, format });
+      } finally {
+        await source.close();
+      }
+    };
+    const tree = tmp('nmc-tree');
+    const pack = tmp('nmc-pack');
+    await build(tree, 'tree');
+    await build(pack, 'pack');
+    await expectPackAnswersTree(pack, tree);
+    await expectPackAnswersTree(pack, tree, 'gzip');
+    await expectDedup(pack, tree, 'Namecoin Core regtest');
+    const tb = treeBytes(tree);
+    const pb = bytesOf(pack);
+    console.log(`Namecoin Core regtest: tree ${tb.files} files ${tb.bytes} bytes; pack ${pb} bytes (${(pb / tb.bytes).toFixed(3)})`);
   }, 240_000);
 });

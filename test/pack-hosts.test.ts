@@ -4,8 +4,10 @@
  * conformance-rows.ts: every endpoint, name variant by query, error case) and every path of the
  * tree's `_manifest.json`, as the platform parses it, gets the same status, content type, cache
  * policy, CORS header and bytes, with and without `Accept-Encoding: gzip` (a gzip answer is
- * decoded and compared). Once the pack's root is read, no request costs more than 2 range reads
- * (the format's promise), counted at the storage for requests made one at a time:
+ * decoded and compared). Once the pack's root is read, no request for a stored entry costs more
+ * than 2 range reads, and one for a recipe (an address or block document) no more than 2 plus
+ * its groups of nearby tx blobs (the format's promise), counted at the storage for requests
+ * made one at a time:
  *   - the generated Cloudflare Worker, in-process with an R2-like bucket over the pack directory;
  *   - the same Worker in workerd with wrangler's local R2 (objects put with `wrangler r2 bulk put
  *     --local`), reads counted by a probe module around the worker;
@@ -22,7 +24,10 @@ import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../src/contract/layout.js';
-import { PACK_POINTER } from '../src/contract/pack-format.js';
+import { Kind, PACK_POINTER } from '../src/contract/pack-format.js';
+import { makeRouterSite, route } from '../src/contract/router.js';
+import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
+import { recipeOf, recipeReads } from './support/pack-compare.js';
 import { PACK_WORKER, PACK_WORKER_DIR, writePackHostGlue } from '../src/hosts/pack-glue.js';
 import { cloudflarePackWorker } from '../src/hosts/cloudflare-pack-worker.js';
 import { INTERNAL_HEADER } from '../src/hosts/netlify-edge.js';
@@ -94,6 +99,13 @@ beforeAll(async () => {
     seen.add(u.pathname + u.search);
   }
   targets = [...seen];
+  // Each recipe's read bound, from its segments (test/support/pack-compare.ts recipeReads: the format's rule).
+  recipeBound = new Map();
+  const decoder = await PackReader.open(pack);
+  for (const p of manifestPaths.map((m) => m.slice(1))) {
+    if ((await decoder.lookup(p))?.kind === Kind.RECIPE) recipeBound.set(p, recipeReads(await recipeOf(decoder, p), COALESCE_GAP, COALESCE_BYTES));
+  }
+  await decoder.close();
   node = await startServer({ dir: tree, port: 0 });
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   try {
@@ -114,10 +126,17 @@ interface Tally {
   requests: number;
   /** Requests whose storage reads were counted. */
   counted: number;
+  /** The most reads of one request for a stored or hex entry (or an error). */
   maxReads: number;
   reads: number;
   gzipAnswers: number;
+  /** Counted requests for recipes: reads, and the most the format's rule allows (2 + coalesced groups). */
+  recipeReads: number[];
+  recipeOver: string[];
 }
+
+/** The range reads a recipe answer may take, per file the router maps a target to (undefined: not a recipe). */
+let recipeBound: Map<string, number>;
 
 /**
  * Every target, plain and with gzip accepted, compared with the reference. First a third of the
@@ -126,7 +145,8 @@ interface Tally {
  * come from the answer cache, where the runtime has one).
  */
 async function runAll(front: string, ask: (target: string, gzip: boolean) => Promise<{ answer: Answer & { gzip: boolean }; reads: number }>, concurrency = 1): Promise<Tally> {
-  const tally: Tally = { requests: 0, counted: 0, maxReads: 0, reads: 0, gzipAnswers: 0 };
+  const tally: Tally = { requests: 0, counted: 0, maxReads: 0, reads: 0, gzipAnswers: 0, recipeReads: [], recipeOver: [] };
+  const site = makeRouterSite(info);
   await ask('/stats.json', false);
   const differences: string[] = [];
   const one = async (t: string, gzip: boolean, count: boolean) => {
@@ -142,7 +162,13 @@ async function runAll(front: string, ask: (target: string, gzip: boolean) => Pro
     if (!count) return;
     tally.counted++;
     tally.reads += reads;
-    tally.maxReads = Math.max(tally.maxReads, reads);
+    const r = route(t, site);
+    const bound = r.type === 'file' ? recipeBound.get(r.file) : undefined;
+    if (bound === undefined) tally.maxReads = Math.max(tally.maxReads, reads);
+    else {
+      tally.recipeReads.push(reads);
+      if (reads > bound) tally.recipeOver.push(`${t}: ${reads} reads, at most ${bound}`);
+    }
   };
   const counted = targets.filter((_, i) => i % 3 === 0);
   for (const gzip of [false, true]) for (const t of counted) await one(t, gzip, true);
@@ -157,8 +183,12 @@ async function runAll(front: string, ask: (target: string, gzip: boolean) => Pro
     }),
   );
   expect(differences).toEqual([]);
+  const rr = [...tally.recipeReads].sort((a, b) => a - b);
+  const hist = new Map<number, number>();
+  for (const x of rr) hist.set(x, (hist.get(x) ?? 0) + 1);
   console.log(
-    `pack hosts: ${front}: ${tally.requests} requests, 0 differences; ${tally.counted} counted one at a time: ${tally.reads} storage reads, at most ${tally.maxReads} in one request; ${tally.gzipAnswers} gzip answers`,
+    `pack hosts: ${front}: ${tally.requests} requests, 0 differences; ${tally.counted} counted one at a time: ${tally.reads} storage reads, at most ${tally.maxReads} in one request for a stored entry; ` +
+      `${rr.length} recipe answers, reads ${[...hist].map(([k, v]) => `${k}: ${v}`).join(', ')}; ${tally.gzipAnswers} gzip answers`,
   );
   return tally;
 }
@@ -168,6 +198,9 @@ function expectTally(t: Tally): void {
   expect(t.requests).toBe(targets.length * 2 + t.counted);
   expect(t.counted).toBeGreaterThan(2000);
   expect(t.maxReads).toBeLessThanOrEqual(2);
+  // A recipe: its slot and its blob, then one read per group of nearby tx blobs.
+  expect(t.recipeReads.length).toBeGreaterThan(100);
+  expect(t.recipeOver).toEqual([]);
   // The counting sees reads: the first request of a document needs its slot or its blob.
   expect(t.reads).toBeGreaterThan(t.counted / 4);
   expect(t.gzipAnswers).toBeGreaterThan(100);

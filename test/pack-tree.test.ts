@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
-import { PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format.js';
+import { Kind, PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format.js';
+import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, type FromTreeSummary } from '../src/pack/from-tree.js';
 import { answerBytes, PackCorruptError, PackReader } from '../src/pack/reader.js';
@@ -19,6 +20,7 @@ import { framedBlocks, readChain } from './support/helpers.js';
 import { tempDir } from './support/memory-builds.js';
 import { describeShared } from './support/shared-data.js';
 import { rangeServer } from './support/range-server.js';
+import { recipeOf, recipeReads } from './support/pack-compare.js';
 
 
 interface Line {
@@ -41,35 +43,56 @@ function dirBytes(dir: string): number {
   return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 }
 
-/** Every file of the manifest through `reader`: plain and gzip-accepted answers equal the tree's bytes; the largest read count of one lookup. */
-async function expectEveryFile(reader: PackReader, tree: string, lines: Line[], alternate = false): Promise<{ maxReads: number; gzipAnswers: number }> {
+/**
+ * Every file of the manifest through `reader`: plain and gzip-accepted answers equal the tree's
+ * bytes. Counts the range reads of each answer, read to its end: the largest for stored and hex
+ * entries; for recipes, with `recipes` (another reader of the pack, for decoding them), each
+ * must take exactly the reads the format's coalescing rule gives (recipeReads).
+ */
+async function expectEveryFile(
+  reader: PackReader,
+  tree: string,
+  lines: Line[],
+  alternate = false,
+  recipes?: PackReader,
+): Promise<{ maxReads: number; gzipAnswers: number; recipeAnswers: number; recipeReads: number[]; uncoalesced: number }> {
   let maxReads = 0;
   let gzipAnswers = 0;
+  const recipeReadCounts: number[] = [];
+  let uncoalesced = 0;
   for (const [i, { path }] of lines.entries()) {
     const want = readFileSync(join(tree, path));
     if (!alternate || i % 2 === 0) {
       const before = reader.reads;
       const plain = await reader.get(path);
-      maxReads = Math.max(maxReads, reader.reads - before);
       expect(plain, path).toBeDefined();
       expect(plain!.contentEncoding).toBe('identity');
       const got = Buffer.from(await answerBytes(plain!));
+      const reads = reader.reads - before;
+      if (plain!.kind === Kind.RECIPE) {
+        recipeReadCounts.push(reads);
+        if (recipes) {
+          const segs = await recipeOf(recipes, path);
+          expect(reads, path).toBe(recipeReads(segs, COALESCE_GAP, COALESCE_BYTES));
+          uncoalesced += 2 + segs.filter((x) => x.type === 'range').length;
+        }
+      } else maxReads = Math.max(maxReads, reads);
       if (!got.equals(want)) expect(got.toString('latin1'), path).toBe(want.toString('latin1'));
       expect(plain!.size, path).toBe(want.length);
-      if (alternate) continue;
     }
     const before = reader.reads;
     const zipped = await reader.get(path, { acceptEncoding: 'br, gzip;q=0.8, deflate' });
-    maxReads = Math.max(maxReads, reader.reads - before);
     expect(zipped, path).toBeDefined();
     const zbytes = await answerBytes(zipped!);
+    if (zipped!.kind !== Kind.RECIPE) maxReads = Math.max(maxReads, reader.reads - before);
     expect(zipped!.size, path).toBe(zbytes.length);
     if (zipped!.contentEncoding === 'gzip') {
       gzipAnswers++;
       expect(gunzipSync(zbytes).equals(want), path).toBe(true);
     } else expect(Buffer.from(zbytes).equals(want), path).toBe(true);
   }
-  return { maxReads, gzipAnswers };
+  const recipeAnswers = recipeReadCounts.length;
+  return { maxReads, gzipAnswers, recipeAnswers, recipeReads: recipeReadCounts, uncoalesced };
 }
 
 /** `suite`: vitest's `describe`, or `describeShared(…)` for a tree built from ../shared. */
@@ -120,10 +143,21 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       const reader = await PackReader.open(packDir, { slotCache: 0 });
       try {
         expect(reader.reads).toBe(2); // pack.json and the first 16 KiB of the index
-        const { maxReads, gzipAnswers } = await expectEveryFile(reader, tree, lines);
-        expect(maxReads).toBeLessThanOrEqual(2);
-        expect(gzipAnswers).toBeGreaterThan(0);
-        console.log(`${title}: ${lines.length} lookups × 2 encodings, at most ${maxReads} range reads each (slot cache off)`);
+        const decoder = await PackReader.open(packDir);
+        const r = await expectEveryFile(reader, tree, lines, false, decoder);
+        await decoder.close();
+        expect(r.maxReads).toBeLessThanOrEqual(2);
+        expect(r.gzipAnswers).toBeGreaterThan(0);
+        // Address and block documents are recipes; nearby tx documents are fetched together.
+        expect(r.recipeAnswers).toBeGreaterThan(0);
+        const total = r.recipeReads.reduce((a, b) => a + b, 0);
+        expect(total).toBeLessThan(r.uncoalesced);
+        const sorted = [...r.recipeReads].sort((a, b) => a - b);
+        console.log(
+          `${title}: ${lines.length} lookups × 2 encodings, at most ${r.maxReads} range reads each for stored and hex entries (slot cache off); ` +
+            `${r.recipeAnswers} recipe answers: reads min ${sorted[0]} / median ${sorted[sorted.length >> 1]} / p90 ${sorted[Math.floor(sorted.length * 0.9)]} / max ${sorted.at(-1)}, ` +
+            `${total} in all against ${r.uncoalesced} uncoalesced`,
+        );
       } finally {
         await reader.close();
       }
@@ -171,7 +205,7 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       } finally {
         await new Promise((r) => server.close(r));
       }
-    });
+    }, 180_000);
 
     it('a damaged byte of a part is named by part file and offset (get and verify)', async () => {
       const damaged = dir('damaged');

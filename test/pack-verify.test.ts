@@ -6,7 +6,9 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { Kind } from '../src/contract/pack-format.js';
 import { answerBytes, PackReader } from '../src/pack/reader.js';
+import { recipeOf } from './support/pack-compare.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { REPO, nodeArgs } from './support/helpers.js';
@@ -36,12 +38,19 @@ describe('verify --dir <pack>', () => {
   it('a flipped byte in a part: the part file, the byte range and the path are named; exit 1', async () => {
     const damaged = tmp('damaged');
     cpSync(pack, damaged, { recursive: true });
-    // An address document: a recipe over its txs' blobs, or stored whole.
+    // A tx document's blob, which the recipes of its block's and its addresses' documents reference.
     const path = lines.map((l) => l.split(' ')[2]!).find((p) => p.startsWith('tx/') && p.endsWith('.json'))!;
     const r0 = await PackReader.open(damaged);
     const rec = (await r0.lookup(path))!;
     const part = r0.parts[rec.part]!.name;
+    const embedding: string[] = [];
+    for (const p of lines.map((l) => l.split(' ')[2]!).filter((q) => /^(address|block)\/[^/]+\.json$/.test(q))) {
+      if ((await r0.lookup(p))!.kind !== Kind.RECIPE) continue;
+      const segs = await recipeOf(r0, p);
+      if (segs.some((x) => x.type === 'range' && x.blob.part === rec.part && x.blob.offset === rec.offset)) embedding.push(p);
+    }
     await r0.close();
+    expect(embedding.length).toBeGreaterThanOrEqual(2);
     const file = join(damaged, part);
     const bytes = readFileSync(file);
     bytes[rec.offset + Math.floor(rec.stored / 2)]! ^= 0x40;
@@ -53,5 +62,7 @@ describe('verify --dir <pack>', () => {
     expect(line, r.stdout).toBeDefined();
     expect(line).toContain(`${part}: bytes ${rec.offset}–${rec.offset + rec.stored - 1} fail their CRC-32`);
     expect(r.stdout).toContain(`${part}: sha256 differs from the part table's`);
+    // Recipes are assembled: each document embedding the damaged tx document is named too.
+    for (const p of embedding) expect(r.stdout).toMatch(new RegExp(`fail their CRC-32 \\(segment \\d+ of the recipe of ${p.replace(/[.]/g, '\\.')}\\)`));
   });
 });

@@ -31,6 +31,7 @@ import {
   type PackHeader,
   type PackRecord,
   type PartInfo,
+  type RecipeSegment,
 } from './pack-format.js';
 import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './pack-answer.js';
 import type { RangeSource } from './pack-source.js';
@@ -77,6 +78,35 @@ export async function readRoot(source: RangeSource, index: string): Promise<Pack
   } else root = root.subarray(header.partTableOffset, tableEnd);
   const parts = decodePartTable(root, header.partCount, where, header.partTableOffset);
   return { index, header, parts, reads };
+}
+
+/** Blobs of one recipe this close to each other in a part are fetched with one range read… */
+export const COALESCE_GAP = 64 * 1024;
+/** …of at most this many bytes. */
+export const COALESCE_BYTES = 1024 * 1024;
+
+/**
+ * The byte range [from, to) of the read that fetches the blob of range segment `i` and of as many
+ * of the range segments after it as lie in the same part, each within COALESCE_GAP of the range
+ * so far, the whole within COALESCE_BYTES (segment `i`'s blob alone when larger).
+ */
+export function coalesce(segments: readonly RecipeSegment[], i: number): [number, number] {
+  const first = segments[i] as RecipeSegment & { type: 'range' };
+  let from = first.blob.offset;
+  let to = from + first.blob.stored;
+  for (let j = i + 1; j < segments.length; j++) {
+    const s = segments[j]!;
+    if (s.type === 'literal') continue;
+    const b = s.blob;
+    if (b.part !== first.blob.part) break;
+    const lo = Math.min(from, b.offset);
+    const hi = Math.max(to, b.offset + b.stored);
+    const gap = Math.max(b.offset - to, from - (b.offset + b.stored), 0);
+    if (gap > COALESCE_GAP || hi - lo > COALESCE_BYTES) break;
+    from = lo;
+    to = hi;
+  }
+  return [from, to];
 }
 
 export class PackCore {
@@ -143,18 +173,28 @@ export class PackCore {
     return findInSlot(slot.bytes, slot.count, key, this.source.describe(this.index), base);
   }
 
-  /** A blob's stored bytes, checked against its CRC-32 (one range read). */
-  async blob(b: BlobRef, what: string): Promise<Uint8Array> {
+  /** Where blob `b` lies: its part's name, checked to be inside the part. */
+  private partOf(b: BlobRef, what: string): string {
     const part = this.parts[b.part];
     if (!part) throw new Error(`${this.source.describe(this.index)}: ${what} points at part ${b.part}; the pack has ${this.parts.length}`);
-    const file = this.source.describe(part.name);
     if (b.offset < PART_HEADER_SIZE || b.offset + b.stored > part.size) {
-      throw new Error(`${file}: ${what} points at bytes ${b.offset}–${b.offset + b.stored - 1}, outside the part's ${part.size} bytes`);
+      throw new Error(`${this.source.describe(part.name)}: ${what} points at bytes ${b.offset}–${b.offset + b.stored - 1}, outside the part's ${part.size} bytes`);
     }
-    const bytes = b.stored === 0 ? new Uint8Array(0) : await this.range(part.name, b.offset, b.stored);
+    return part.name;
+  }
+
+  /** `bytes` as read for blob `b`, checked against its length and CRC-32. */
+  private checked(b: BlobRef, bytes: Uint8Array, what: string): Uint8Array {
+    const file = this.source.describe(this.parts[b.part]!.name);
     if (bytes.length !== b.stored) throw new PackCorruptError(file, b.offset, b.stored, `${what}: the part ends after ${bytes.length} of them`);
     if (this.crc(bytes) !== b.crc) throw new PackCorruptError(file, b.offset, b.stored, what);
     return bytes;
+  }
+
+  /** A blob's stored bytes, checked against its CRC-32 (one range read). */
+  async blob(b: BlobRef, what: string): Promise<Uint8Array> {
+    const name = this.partOf(b, what);
+    return this.checked(b, b.stored === 0 ? new Uint8Array(0) : await this.range(name, b.offset, b.stored), what);
   }
 
   private async decoded(b: BlobRef, what: string): Promise<Uint8Array> {
@@ -183,7 +223,7 @@ export class PackCore {
       return { kind: rec.kind, contentEncoding: 'identity', size: raw.length * 2, bytes: hexBytes(raw) };
     }
     const recipe = await this.decoded(rec, what);
-    const segments = decodeRecipe(recipe, `${this.source.describe(this.parts[rec.part]!.name)} (recipe of ${path})`, rec.offset);
+    const segments: RecipeSegment[] = decodeRecipe(recipe, `${this.source.describe(this.parts[rec.part]!.name)} (recipe of ${path})`, rec.offset);
     return { kind: rec.kind, contentEncoding: 'identity', size: rec.size, stream: this.assemble(segments, path) };
   }
 
@@ -195,14 +235,27 @@ export class PackCore {
     }
   }
 
-  /** Yields a recipe's pieces in order; holds at most one referenced blob at a time. */
-  private async *assemble(segments: ReturnType<typeof decodeRecipe>, path: string): AsyncGenerator<Uint8Array> {
+  /**
+   * Yields a recipe's pieces in order. Consecutive range segments whose blobs lie in one part
+   * within {@link COALESCE_GAP} of each other are fetched with one range read of at most
+   * {@link COALESCE_BYTES} (or one blob, when larger): memory holds one such group at a time.
+   */
+  private async *assemble(segments: readonly RecipeSegment[], path: string): AsyncGenerator<Uint8Array> {
+    let group: { part: number; from: number; bytes: Uint8Array } | undefined;
     for (const [i, s] of segments.entries()) {
       if (s.type === 'literal') {
         if (s.bytes.length > 0) yield s.bytes;
         continue;
       }
-      const bytes = await this.decoded(s.blob, `segment ${i} of the recipe of ${path}`);
+      const what = `segment ${i} of the recipe of ${path}`;
+      const b = s.blob;
+      const name = this.partOf(b, what);
+      if (!group || group.part !== b.part || b.offset < group.from || b.offset + b.stored > group.from + group.bytes.length) {
+        const [from, to] = coalesce(segments, i);
+        group = { part: b.part, from, bytes: to > from ? await this.range(name, from, to - from) : new Uint8Array(0) };
+      }
+      const stored = this.checked(b, group.bytes.subarray(b.offset - group.from, b.offset - group.from + b.stored), what);
+      const bytes = b.encoding === Encoding.IDENTITY ? stored : await this.gunzip(stored, b, what);
       if (s.start + s.length > bytes.length) {
         throw new Error(`recipe of ${path}: segment ${i} asks for bytes ${s.start}–${s.start + s.length - 1} of a blob of ${bytes.length}`);
       }

@@ -1,17 +1,28 @@
 /**
  * Converts a finished snapshot tree into a pack: every file its `_manifest.json` lists, under its
- * tree path, byte for byte. A `.hex` file that is exactly the lowercase hex of some bytes becomes
- * a HEX entry sharing the blob of those bytes (its `.bin`). When the pack directory already holds
- * a pack, the new one appends to it: entries whose answer is unchanged keep pointing into the old
- * parts, only new or changed files are written, into new parts.
+ * tree path, byte for byte. When the pack directory already holds a pack, the new one appends to
+ * it: entries whose answer is unchanged keep pointing into the old parts, only new or changed
+ * files are written, into new parts.
+ *
+ * Each byte is stored once where the tree repeats it (docs/pack-format.md, "What is stored once"):
+ * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
+ * - a tx's `.bin` and `.hex` are a slice of its block's `.bin` blob (found by parsing the block);
+ * - address and block documents are recipes over the blobs of the tx documents they embed.
+ * The manifest is read twice: first everything but address and block documents (a block's `.bin`
+ * comes before its txs' files in path order, and its txs' documents are written as the block is
+ * read, so a block's and an address's txs lie near each other in the part), then those documents.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
-import { PACK_POINTER, hexBytes } from '../contract/pack-format.js';
+import { Encoding, PACK_POINTER, hexBytes, type BlobRef } from '../contract/pack-format.js';
+import { blockTxPlaces } from './block-txs.js';
+import { embeddedTxSegments, placementPrefix, sha48 } from './embedded.js';
 import { answerBytes, PackReader } from './reader.js';
+import { shaKey, TxBlobs } from './tx-blobs.js';
 import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
@@ -39,9 +50,18 @@ export interface FromTreeSummary extends PackSummary {
   reused: number;
   /** Of those, the ones kept on `unchanged`'s word, not read. */
   carried: number;
+  /** Documents stored as recipes over the tx documents they embed. */
+  recipes: number;
+  /** Tx `.bin` and `.hex` files stored as slices of their block's `.bin`. */
+  slices: number;
 }
 
+const BASE_SLOT_CACHE = 2048;
 const HEX_TEXT = /^(?:[0-9a-f]{2})*$/;
+const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
+const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
+/** The documents that embed tx documents: packed in the second pass, as recipes. */
+const EMBEDDING = /^(?:address\/[^/]+|block\/[0-9a-f]{64})\.json$/;
 
 /** The bytes a `.hex` file spells, when it is exactly their lowercase hex; else undefined. */
 export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
@@ -52,8 +72,29 @@ export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
   return Buffer.from(hexBytes(raw)).equals(text) ? raw : undefined;
 }
 
+/** A record's blob fields alone (a record also holds its key). */
+const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset, stored: b.stored, encoding: b.encoding, crc: b.crc });
+
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}
+
+interface ManifestLine {
+  lineNo: number;
+  sha: string;
+  size: number;
+  path: string;
+}
+
+async function* manifestLines(manifestPath: string): AsyncGenerator<ManifestLine> {
+  const lines = createInterface({ input: createReadStream(manifestPath), crlfDelay: Infinity });
+  let lineNo = 0;
+  for await (const line of lines) {
+    lineNo++;
+    const m = /^([0-9a-f]{64}) (\d+) (\S+)$/.exec(line);
+    if (!m) throw new Error(`${manifestPath}:${lineNo}: not a manifest line (<sha256> <size> <path>): ${JSON.stringify(line.slice(0, 120))}`);
+    yield { lineNo, sha: m[1]!, size: Number(m[2]), path: m[3]! };
+  }
 }
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
@@ -61,60 +102,133 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const manifestPath = join(treeDir, MANIFEST_PATH);
   if (!existsSync(manifestPath)) throw new Error(`${treeDir}: no ${MANIFEST_PATH}; not a finished snapshot tree`);
   const append = opts.append ?? existsSync(join(packDir, PACK_POINTER));
-  const base = append ? await PackReader.open(packDir) : undefined;
+  // Paths come in path order, their keys in random order: a base slot cache of 2048 slots (about
+  // 24 KiB each) keeps every slot of a pack of up to 1M entries after its first read.
+  const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
   const writer = new PackWriter(packDir, { ...opts, base: base && { parts: base.parts, generation: base.header.generation } });
-  let files = 0;
-  let treeBytes = 0;
-  let hexEntries = 0;
-  let reused = 0;
-  let carried = 0;
-  let lineNo = 0;
-  try {
-    const lines = createInterface({ input: createReadStream(manifestPath), crlfDelay: Infinity });
-    for await (const line of lines) {
-      lineNo++;
-      const m = /^([0-9a-f]{64}) (\d+) (\S+)$/.exec(line);
-      if (!m) throw new Error(`${manifestPath}:${lineNo}: not a manifest line (<sha256> <size> <path>): ${JSON.stringify(line.slice(0, 120))}`);
-      const [, sha, size, path] = m as unknown as [string, string, string, string];
-      if (files % 4096 === 0) opts.onProgress?.(files);
-      if (base && opts.unchanged?.(path)) {
-        const old = await base.lookup(path);
-        if (old && old.size === Number(size)) {
-          writer.addExisting(path, old);
-          files++;
-          treeBytes += old.size;
-          reused++;
-          carried++;
-          continue;
-        }
-      }
-      const bytes = readFileSync(join(treeDir, path));
-      if (bytes.length !== Number(size) || createHash('sha256').update(bytes).digest('hex') !== sha) {
-        throw new Error(`${join(treeDir, path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${lineNo} (size ${size}, sha256 ${sha})`);
-      }
-      files++;
-      treeBytes += bytes.length;
-      if (base) {
-        const old = await base.lookup(path);
-        // Equal sizes first: a changed size costs no read of the old answer.
-        if (old && old.size === bytes.length) {
-          const answer = await base.get(path);
-          if (answer && equalBytes(await answerBytes(answer), bytes)) {
-            writer.addExisting(path, old);
-            reused++;
-            continue;
-          }
-        }
-      }
-      const raw = path.endsWith('.hex') ? rawOfHex(bytes) : undefined;
-      if (raw) {
-        writer.addHex(path, raw);
-        hexEntries++;
-      } else writer.add(path, bytes);
+  const txs = new TxBlobs();
+  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, carried: 0, recipes: 0, slices: 0 };
+  // Tx documents are written as their block is read only where no previous answer could be kept instead.
+  const early = !base || opts.unchanged !== undefined;
+
+  const readChecked = (l: ManifestLine): Buffer => {
+    const bytes = readFileSync(join(treeDir, l.path));
+    if (bytes.length !== l.size || createHash('sha256').update(bytes).digest('hex') !== l.sha) {
+      throw new Error(`${join(treeDir, l.path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${l.lineNo} (size ${l.size}, sha256 ${l.sha})`);
     }
+    return bytes;
+  };
+
+  /** The base pack's record when `unchanged` vouches for it (no read), else undefined. */
+  const carried = async (l: ManifestLine) => {
+    if (!base || !opts.unchanged?.(l.path)) return undefined;
+    const old = await base.lookup(l.path);
+    return old && old.size === l.size ? old : undefined;
+  };
+
+  /** The base pack's record when its answer equals `bytes` (read and compared), else undefined. */
+  const reusable = async (path: string, bytes: Uint8Array) => {
+    if (!base) return undefined;
+    const old = await base.lookup(path);
+    // Equal sizes first: a changed size costs no read of the old answer.
+    if (!old || old.size !== bytes.length) return undefined;
+    const answer = await base.get(path);
+    return answer && equalBytes(await answerBytes(answer), bytes) ? old : undefined;
+  };
+
+  /** A block's `.bin` blob: where each of its txs' raw bytes sit; its txs' documents written next to each other. */
+  const indexBlock = (raw: Buffer, blob: BlobRef) => {
+    if (blob.encoding !== Encoding.IDENTITY) return;
+    for (const t of blockTxPlaces(raw)) {
+      txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)) });
+      const path = `tx/${t.txid}.json`;
+      if (!early || txs.doc(t.txid) || (base && opts.unchanged?.(path))) continue;
+      let doc: Buffer;
+      try {
+        doc = readFileSync(join(treeDir, path));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // a tx of an off-chain block
+        throw e;
+      }
+      const prefix = placementPrefix(doc);
+      const stored = writer.store(doc, true);
+      txs.setDoc(t.txid, { blob: stored, size: doc.length, sha: sha48(doc), prefix, prefixSha: prefix ? sha48(doc.subarray(0, prefix)) : 0, early: true });
+    }
+  };
+
+  const count = (size: number) => {
+    if (n.files % 4096 === 0) opts.onProgress?.(n.files);
+    n.files++;
+    n.treeBytes += size;
+  };
+
+  const packFile = async (l: ManifestLine, second: boolean) => {
+    const tx = TX_FILE.exec(l.path);
+    const old = await carried(l);
+    if (old) {
+      writer.addExisting(l.path, old);
+      count(old.size);
+      n.reused++;
+      n.carried++;
+      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: 0, prefixSha: 0, early: false });
+      return;
+    }
+    if (tx?.[2] === 'json') {
+      const t = txs.doc(tx[1]!);
+      if (t?.early) {
+        txs.settle(tx[1]!);
+        // Written as its block was read: its bytes are the file's if size and hash agree with the manifest.
+        if (t.size === l.size && t.sha === shaKey(l.sha)) {
+          writer.addBlob(l.path, t.blob, t.size);
+          count(t.size);
+          return;
+        }
+      }
+    }
+    const bytes = readChecked(l);
+    count(bytes.length);
+    const old2 = await reusable(l.path, bytes);
+    let blob: BlobRef;
+    if (old2) {
+      writer.addExisting(l.path, old2);
+      n.reused++;
+      blob = blobOf(old2);
+    } else if (second) {
+      const segs = embeddedTxSegments(bytes, txs);
+      if (segs) {
+        writer.addRecipe(l.path, segs, { compress: true });
+        n.recipes++;
+        return;
+      }
+      blob = writer.add(l.path, bytes).blob;
+    } else if (tx && tx[2] !== 'json') {
+      const raw = tx[2] === 'hex' ? rawOfHex(bytes) : bytes;
+      const s = raw && txs.slice(tx[1]!);
+      if (raw && s && s.length === raw.length && zcrc32(raw) === s.crc) {
+        writer.addSlice(l.path, s.block, s.start, raw, { hex: tx[2] === 'hex' });
+        n.slices++;
+      } else if (raw && tx[2] === 'hex') writer.addHex(l.path, raw);
+      else writer.add(l.path, bytes);
+      if (raw && tx[2] === 'hex') n.hexEntries++;
+      return;
+    } else if (l.path.endsWith('.hex') && rawOfHex(bytes)) {
+      writer.addHex(l.path, rawOfHex(bytes)!);
+      n.hexEntries++;
+      return;
+    } else blob = writer.add(l.path, bytes).blob;
+    if (tx?.[2] === 'json') {
+      const prefix = placementPrefix(bytes);
+      txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
+    } else if (BLOCK_BIN.test(l.path)) indexBlock(bytes, blob);
+  };
+
+  try {
+    for await (const l of manifestLines(manifestPath)) if (!EMBEDDING.test(l.path)) await packFile(l, false);
+    txs.dropSlices();
+    for await (const l of manifestLines(manifestPath)) if (EMBEDDING.test(l.path)) await packFile(l, true);
     if (opts.withManifest) writer.add(MANIFEST_PATH, readFileSync(manifestPath));
     const summary = writer.finish();
-    return { ...summary, files, treeBytes, hexEntries, reused, carried };
+    return { ...summary, ...n };
   } catch (e) {
     writer.abort();
     throw e;

@@ -139,11 +139,14 @@ export class PackWriter {
     return { blob, size: raw.length * 2 };
   }
 
-  /** `path` answers the concatenation of `segments` (literal bytes, or ranges of blobs' decoded bytes). */
-  addRecipe(path: string, segments: readonly RecipeSegment[]): { blob: BlobRef; size: number } {
+  /**
+   * `path` answers the concatenation of `segments` (literal bytes, or ranges of blobs' decoded
+   * bytes). With `compress`, the recipe itself is stored gzip when that saves enough (its literals).
+   */
+  addRecipe(path: string, segments: readonly RecipeSegment[], opts: { compress?: boolean } = {}): { blob: BlobRef; size: number } {
     let size = 0;
     for (const s of segments) size += s.type === 'literal' ? s.bytes.length : s.length;
-    const blob = this.blob(encodeRecipe(segments), false);
+    const blob = this.blob(encodeRecipe(segments), opts.compress ?? false);
     this.record(path, Kind.RECIPE, blob, size);
     return { blob, size };
   }
@@ -163,6 +166,17 @@ export class PackWriter {
     const size = opts.hex ? bytes.length * 2 : bytes.length;
     this.record(path, opts.hex ? Kind.HEX : Kind.STORED, blob, size);
     return { blob, size };
+  }
+
+  /** Writes `bytes` as a blob (or finds the same contents written before) without an entry: see {@link addBlob}. */
+  store(bytes: Uint8Array, compress: boolean): BlobRef {
+    return this.blob(bytes, compress);
+  }
+
+  /** `path` answers the `size` bytes of `blob`, a blob this writer stored (kind stored). */
+  addBlob(path: string, blob: BlobRef, size: number): void {
+    if (blob.part < this.baseParts.length) throw new Error(`pack writer: ${path}: addBlob takes a blob this writer stored; part ${blob.part} is the base pack's`);
+    this.record(path, Kind.STORED, blob, size);
   }
 
   /** Keeps `rec` (a record of the base pack, which points into its parts) under `path`. */

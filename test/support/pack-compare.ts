@@ -4,7 +4,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { MANIFEST_PATH } from '../../src/contract/layout.js';
-import { PACK_POINTER } from '../../src/contract/pack-format.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { Encoding, Kind, PACK_POINTER, decodeRecipe, type RecipeSegment } from '../../src/contract/pack-format.js';
 import { answerBytes, PackReader } from '../../src/pack/reader.js';
 
 /** The paths a tree's `_manifest.json` lists. */
@@ -15,16 +16,17 @@ export function manifestPaths(tree: string): string[] {
     .map((l) => l.split(' ')[2]!);
 }
 
-/** The pack at `packDir` answers every path of the tree's manifest, and the manifest itself, with the tree's bytes; it holds nothing else. */
-export async function expectPackAnswersTree(packDir: string, tree: string): Promise<void> {
+/** The pack at `packDir` answers every path of the tree's manifest, and the manifest itself, with the tree's bytes (with `gzip`, gzip answers decoded); it holds nothing else. */
+export async function expectPackAnswersTree(packDir: string, tree: string, acceptEncoding?: 'gzip'): Promise<void> {
   const reader = await PackReader.open(packDir);
   try {
     const paths = [...manifestPaths(tree), MANIFEST_PATH];
     for (const path of paths) {
       const want = readFileSync(join(tree, path));
-      const a = await reader.get(path);
+      const a = await reader.get(path, { acceptEncoding });
       expect(a, path).toBeDefined();
-      const got = Buffer.from(await answerBytes(a!));
+      const bytes = await answerBytes(a!);
+      const got = a!.contentEncoding === 'gzip' ? gunzipSync(bytes) : Buffer.from(bytes);
       if (!got.equals(want)) expect(got.toString('latin1'), path).toBe(want.toString('latin1'));
     }
     expect(reader.header.entries).toBe(paths.length);
@@ -66,4 +68,70 @@ export function packDirEntries(packDir: string): string[] {
   return readdirSync(packDir)
     .filter((e) => e !== PACK_POINTER && !PACK_GLUE_TOP.includes(e))
     .sort();
+}
+
+/**
+ * What dedup did in a pack, from its records (independent of the writer's own counts): entries of
+ * kind 2 (recipes) and their stored bytes, against the gzip-6 size of the tree files they stand
+ * for; stored entries that point inside a block's `.bin` blob (slices), per tree path.
+ */
+export async function dedupOf(packDir: string, tree: string): Promise<{ recipes: number; recipeStored: number; recipeGzip: number; slices: number }> {
+  const reader = await PackReader.open(packDir);
+  const out = { recipes: 0, recipeStored: 0, recipeGzip: 0, slices: 0 };
+  try {
+    const blockBlobs: { part: number; from: number; to: number }[] = [];
+    const paths = manifestPaths(tree);
+    for (const p of paths.filter((q) => /^block\/[0-9a-f]{64}\.bin$/.test(q))) {
+      const r = (await reader.lookup(p))!;
+      blockBlobs.push({ part: r.part, from: r.offset, to: r.offset + r.stored });
+    }
+    for (const p of paths) {
+      const r = (await reader.lookup(p))!;
+      if (r.kind === Kind.RECIPE) {
+        out.recipes++;
+        out.recipeStored += r.stored;
+        out.recipeGzip += gzipSync(readFileSync(join(tree, p)), { level: 6 }).length;
+      } else if (/^tx\/[0-9a-f]{64}\.(bin|hex)$/.test(p) && blockBlobs.some((b) => b.part === r.part && r.offset > b.from && r.offset + r.stored <= b.to)) out.slices++;
+    }
+  } finally {
+    await reader.close();
+  }
+  return out;
+}
+
+/**
+ * The range reads answering a recipe take, by the format's rule (docs/pack-format.md): its slot
+ * and its own blob, then one read per group of consecutive range segments whose blobs lie in one
+ * part within COALESCE_GAP of each other and COALESCE_BYTES in all (a blob inside the group's
+ * range read again costs nothing).
+ */
+export function recipeReads(segments: readonly RecipeSegment[], gap: number, max: number): number {
+  let reads = 2;
+  let g: { part: number; from: number; to: number } | undefined;
+  for (const s of segments) {
+    if (s.type !== 'range') continue;
+    const b = s.blob;
+    if (g && g.part === b.part && b.offset >= g.from && b.offset + b.stored <= g.to) continue;
+    reads++;
+    g = { part: b.part, from: b.offset, to: b.offset + b.stored };
+    let open = true;
+    for (const t of segments.slice(segments.indexOf(s) + 1)) {
+      if (!open || t.type !== 'range') continue;
+      const c = t.blob;
+      const from = Math.min(g.from, c.offset);
+      const to = Math.max(g.to, c.offset + c.stored);
+      const near = c.offset <= g.to + gap && c.offset + c.stored >= g.from - gap;
+      if (c.part !== b.part || !near || to - from > max) open = false;
+      else g = { part: b.part, from, to };
+    }
+  }
+  return reads;
+}
+
+/** The segments of the recipe `path` stands for (its record must be of kind 2). */
+export async function recipeOf(reader: PackReader, path: string): Promise<RecipeSegment[]> {
+  const r = (await reader.lookup(path))!;
+  const stored = await reader.blob(r, path);
+  const bytes = r.encoding === Encoding.GZIP ? gunzipSync(stored) : stored;
+  return decodeRecipe(bytes, path, 0);
 }

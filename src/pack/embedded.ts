@@ -1,0 +1,68 @@
+/**
+ * Finds the tx documents a compact document embeds verbatim (render/address.ts puts each whole
+ * /tx document in an address document's `transactions`; render/block.ts and
+ * pipeline/block-document.ts put it in a block document's `tx` without its placement fields) and
+ * turns the document into recipe segments: literal bytes, and ranges of the tx documents' blobs.
+ *
+ * Every compact tx document starts with `{"hash":"<txid>","ver":`: each such head is a candidate,
+ * taken only when the bytes from it are exactly the tx document (or its prefix followed by `}`),
+ * checked by length and sha256 against what was recorded when the tx document was packed. A
+ * pretty document holds no compact tx document and gives no segments.
+ */
+import { createHash } from 'node:crypto';
+import type { RecipeSegment } from '../contract/pack-format.js';
+import type { TxBlobs } from './tx-blobs.js';
+
+const HEAD = Buffer.from('{"hash":"');
+const AFTER_TXID = Buffer.from('","ver":');
+const TXID_HEX = 64;
+const CLOSE = 0x7d;
+/** A range segment costs about 20 bytes of recipe: shorter matches stay literal. */
+export const MIN_REFERENCE = 64;
+
+/** The first 48 bits of the sha256 of `b` (as TxBlobs keeps them). */
+export function sha48(b: Uint8Array): number {
+  return createHash('sha256').update(b).digest().readUIntBE(0, 6);
+}
+
+/** What a block document's element for a tx ends before: its placement fields (txObject adds them last). */
+const PLACEMENT = Buffer.from(',"block":"');
+
+/** The length of a compact tx document without its placement fields, or 0 when it has none. */
+export function placementPrefix(doc: Buffer): number {
+  const at = doc.lastIndexOf(PLACEMENT);
+  return at > 0 && doc[doc.length - 1] === CLOSE ? at : 0;
+}
+
+/**
+ * The segments of `doc` with each embedded tx document as a range of its blob; undefined when
+ * none is found. Adjacent literal bytes are one segment.
+ */
+export function embeddedTxSegments(doc: Buffer, txs: TxBlobs): RecipeSegment[] | undefined {
+  const segs: RecipeSegment[] = [];
+  let literalFrom = 0;
+  let refs = 0;
+  let p = doc.indexOf(HEAD);
+  while (p >= 0) {
+    const afterTxid = p + HEAD.length + TXID_HEX;
+    let taken = 0;
+    if (afterTxid + AFTER_TXID.length <= doc.length && doc.compare(AFTER_TXID, 0, AFTER_TXID.length, afterTxid, afterTxid + AFTER_TXID.length) === 0) {
+      const t = txs.doc(doc.toString('latin1', p + HEAD.length, afterTxid));
+      if (t) {
+        const end = p + t.size;
+        if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && sha48(doc.subarray(p, end)) === t.sha) taken = t.size;
+        else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha48(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
+        if (taken) {
+          if (p > literalFrom) segs.push({ type: 'literal', bytes: doc.subarray(literalFrom, p) });
+          segs.push({ type: 'range', blob: t.blob, start: 0, length: taken });
+          literalFrom = p + taken;
+          refs++;
+        }
+      }
+    }
+    p = doc.indexOf(HEAD, taken ? p + taken : p + 1);
+  }
+  if (refs === 0) return undefined;
+  if (literalFrom < doc.length) segs.push({ type: 'literal', bytes: doc.subarray(literalFrom) });
+  return segs;
+}
