@@ -9,6 +9,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeBlocksDir } from '../src/builder/blkfiles.js';
+import { generateChain } from '../src/builder/generate.js';
 import { NETWORKS } from '../src/chain/networks.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { buildSnapshot, type BuildOptions, type BuildReport } from '../src/site/build.js';
@@ -56,6 +58,17 @@ describe('scan threads: the demo chain', () => {
   it('a small chain does not start scan threads by default', async () => {
     const r = await buildSnapshot({ source: demoSource(), outDir: join(dir, 'demo-default'), scanThreads: 4, hosts: [] });
     expect(r.scanThreads).toBe(0);
+  });
+});
+
+describe('scan threads: large blocks from a blocks dir', () => {
+  it('blocks of their own memory (moved to the threads, not copied): the same bytes', async () => {
+    const net = NETWORKS['namecoin-regtest'];
+    const blocks = join(dir, 'big-blocks');
+    const { records } = writeBlocksDir(generateChain({ network: net, seed: 'scan-threads', txCount: 2000, txPerBlock: 200, profile: 'bench' }), blocks, { network: net });
+    // Node's Buffer pool serves reads under 4 KiB from shared memory: these are read into buffers of their own.
+    expect(records.filter((r) => r.size > 4096).length).toBeGreaterThan(4);
+    await expectSameOnThreads(() => () => openBlocksDir(blocks, net), join(dir, 'big'));
   });
 });
 
