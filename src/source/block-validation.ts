@@ -239,7 +239,7 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
               fail(bad);
               return;
             }
-            yield { ...sb, block };
+            yield { ...sb, block, ...(parsed?.addresses && { addresses: parsed.addresses }) };
             prev = sb.hash;
             expect++;
           }

@@ -12,8 +12,11 @@ export function defaultScanThreads(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
-/** A block parsed and validated (as parseValidBlock answers): the block, or why it is invalid. */
-export type Parsed = { block: Block; invalid?: undefined } | { block?: undefined; invalid: Invalid };
+/**
+ * A block parsed and validated (as parseValidBlock answers): the block, or why it is invalid;
+ * from a scan thread, with its outputs' addresses (SourceBlock.addresses).
+ */
+export type Parsed = { block: Block; invalid?: undefined; addresses?: (string | null)[] } | { block?: undefined; invalid: Invalid; addresses?: undefined };
 
 /** Blocks handed to the threads and not yet taken in order, per thread; and their bytes in all. */
 const BLOCKS_PER_THREAD = 4;
@@ -93,7 +96,7 @@ export class ScanPool {
       const nodes = Buffer.from(m.hashes!.buffer, m.hashes!.byteOffset, m.hashes!.byteLength);
       const block = parseBlock(back, { auxpow: this.net.auxpow }, 0, nodes);
       if (m.levels) adoptTxLevels(block.txs, nodes);
-      return { raw: back, parsed: { block } };
+      return { raw: back, parsed: { block, addresses: m.addresses } };
     });
   }
 

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { scriptAddress } from '../chain/address.js';
 import { txMerkleLevels } from '../chain/merkle.js';
 import { getNetwork, isNamecoin, type Network } from '../chain/networks.js';
 import { parseValidBlock, type Invalid } from '../chain/validate.js';
@@ -31,6 +32,8 @@ export interface ScanReply {
   hashes?: Uint8Array;
   /** Whether `hashes` holds the whole tree. */
   levels?: boolean;
+  /** The address each output pays (null: none), every output of the block in order: the indexer's most costly part that needs no index. */
+  addresses?: (string | null)[];
 }
 
 /** The worker's half of a block: parsed, hashed and validated (src/chain/validate.ts), as the main thread's scan does it. */
@@ -45,7 +48,9 @@ export function scanBlock(id: number, raw: Uint8Array, height: number, net: Netw
   const hashes = Buffer.allocUnsafeSlow(32 * n);
   let at = 0;
   for (const level of levels) for (const h of level) at += h.copy(hashes, at);
-  return { id, raw, hashes, levels: tree !== undefined };
+  const addresses: (string | null)[] = [];
+  for (const tx of block.txs) for (const out of tx.outputs) addresses.push(scriptAddress(out.script, net) ?? null);
+  return { id, raw, hashes, levels: tree !== undefined, addresses };
 }
 
 if (parentPort && (workerData as ScanWorkerData | undefined)?.kind === 'snapshot-scan') {

@@ -21,6 +21,8 @@ export interface SourceBlock {
   place?: BlockPlace;
   /** The parsed block, once the validating wrapper has checked it (see block-validation.ts). */
   block?: Block;
+  /** The address each output of the block pays (null: none), in order, when a scan thread found them (scan-pool.ts). */
+  addresses?: readonly (string | null)[];
 }
 
 /** A block the source holds off the main chain. */
