@@ -8,7 +8,8 @@
 // compare ratio and RSS. Ends with a projection to Namecoin and Bitcoin mainnet from the
 // measured per-tx rates. With --format pack, builds the chain as a tree and as a pack instead
 // (alternating, `--runs` times): wall, CPU-s, peak RSS, files and bytes of each, the pack phase
-// alone, and the pack against the issue's targets.
+// alone, and the pack against the issue's targets. With --scan-threads 1,2,… (bench/scan.ts), measures
+// the scan stage alone with each number of scan threads instead.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { net, numberArg as arg, profileArg, writeBenchChain } from './chain.js';
 import { manifestLines, plainWrite, settle } from './plain.js';
+import { measureScan, scanChild } from './scan.js';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -232,6 +234,11 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(dirArg === -1 ? tmpdir() : process.argv[dirArg + 1]!, 'snapshot-bench-'));
   console.log(`working in ${root}`);
   try {
+    const si = process.argv.indexOf('--scan-threads');
+    if (si !== -1) {
+      await measureScan(txCount, root, runs, process.argv[si + 1]!.split(',').map(Number), HERE);
+      return;
+    }
     const fi = process.argv.indexOf('--format');
     if (fi !== -1 && process.argv[fi + 1] !== 'tree') {
       if (process.argv[fi + 1] !== 'pack') throw new Error(`--format: expected tree or pack, got ${process.argv[fi + 1]}`);
@@ -253,6 +260,7 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'child') await child();
+if (process.argv[2] === 'scan-child') await scanChild();
+else if (process.argv[2] === 'child') await child();
 else await main();
 

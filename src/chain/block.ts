@@ -113,16 +113,17 @@ export function parseBlockHead(buf: Buffer, opts: ParseOptions): { header: Block
 /**
  * Parses one serialized block occupying exactly `buf` (trailing bytes are an
  * error). Errors carry the offset relative to `buf`; `baseOffset` is added so
- * callers can report file offsets.
+ * callers can report file offsets. `txHashes`: the txids (32 bytes each, in order) when a
+ * scan thread already computed them, so they are not hashed again.
  */
-export function parseBlock(buf: Buffer, opts: ParseOptions, baseOffset = 0): Block {
+export function parseBlock(buf: Buffer, opts: ParseOptions, baseOffset = 0, txHashes?: Buffer): Block {
   try {
     const r = new Reader(buf);
     const header = readHeader(r);
     const auxpow = hasAuxPow(header.version, opts) ? readAuxPow(r) : undefined;
     const n = r.count('tx count', 60);
     const txs: Tx[] = new Array(n);
-    for (let i = 0; i < n; i++) txs[i] = readTx(r);
+    for (let i = 0; i < n; i++) txs[i] = readTx(r, txHashes?.subarray(32 * i, 32 * i + 32));
     if (r.remaining !== 0) throw new ParseError(`${r.remaining} trailing bytes after the last transaction`, r.pos);
     return { header, auxpow, txs, raw: buf };
   } catch (e) {

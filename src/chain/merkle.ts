@@ -92,6 +92,22 @@ export function merkleLevels(hashes: readonly Buffer[]): (readonly Buffer[])[] |
   return hasDuplicates(hashes) ? undefined : allLevels(hashes);
 }
 
+/**
+ * Takes the tree of a block's txids that another thread built (every level from the leaves up,
+ * 32 bytes a node, concatenated), so that txMerkleLevels does not hash it again.
+ */
+export function adoptTxLevels(txs: readonly { hash: Buffer }[], nodes: Buffer): void {
+  const levels: Buffer[][] = [];
+  let at = 0;
+  for (let n = txs.length; at < nodes.length; n = (n + 1) >> 1) {
+    const level: Buffer[] = new Array(n);
+    for (let i = 0; i < n; i++, at += 32) level[i] = nodes.subarray(at, at + 32);
+    levels.push(level);
+    if (n === 1) break;
+  }
+  txTrees.set(txs, levels);
+}
+
 /** merkleLevels of a block's txids: the tree validation built when it checked the root, if it did. */
 export function txMerkleLevels(txs: readonly { hash: Buffer }[]): (readonly Buffer[])[] | undefined {
   return hasDuplicates(txs.map((t) => t.hash)) ? undefined : txLevels(txs);

@@ -45,6 +45,13 @@ export async function buildAndReport(
   return out;
 }
 
+/** --scan-threads: a whole number ≥ 1. */
+function scanThreads(v: unknown): number {
+  const n = wholeNumber('scan-threads', v, '2');
+  if (n < 1) throw new Error(`--scan-threads ${n}: give at least 1 (1: the main thread parses the blocks)`);
+  return n;
+}
+
 const options = (y: Argv) =>
   y
     .option('source', { type: 'string', requiresArg: true, describe: 'blocks:<dir> or rpc:<url>; none = the embedded demo chain' })
@@ -71,6 +78,12 @@ const options = (y: Argv) =>
     .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
     .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
     .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (an invalid main-chain block is set aside with its descendants: the best valid chain is built)' })
+    .option('scan-threads', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'threads that parse, hash and validate blocks during the scan (default: the cores less one; 1: the main thread)',
+      coerce: (v: unknown) => scanThreads(v),
+    })
     .option('hosts', { type: 'string', array: true, choices: [...HOSTS], describe: 'hosting providers to write glue files for (default: all)' })
     .option('nginx-upstream', {
       type: 'string',
@@ -108,6 +121,7 @@ export const buildCommand = command({
       maxAddressTxouts: argv['max-address-txouts'],
       hosts: argv.hosts,
       nginxUpstream: argv['nginx-upstream'],
+      scanThreads: argv['scan-threads'],
     });
   },
 });

@@ -42,6 +42,8 @@ export interface BlockToApply {
   block: Block;
   height: number;
   record: Omit<HeightRecord, 'delta'>;
+  /** The address each output pays (null: none), every output in order, when a scan thread found them; else found here. */
+  addresses?: readonly (string | null)[] | undefined;
 }
 
 const bump = (rec: Record<string, number>, key: string, by = 1) => {
@@ -182,7 +184,7 @@ interface ApplyContext {
   counts: Map<string, number> | undefined;
 }
 
-function applyOne({ applier, rows, batch, resolve, counts }: ApplyContext, { block, height, record }: BlockToApply): BlockEffects {
+function applyOne({ applier, rows, batch, resolve, counts }: ApplyContext, { block, height, record, addresses }: BlockToApply): BlockEffects {
   const { net, namecoin } = applier;
   const fx = newEffects();
   const d = fx.delta;
@@ -197,6 +199,7 @@ function applyOne({ applier, rows, batch, resolve, counts }: ApplyContext, { blo
   }
   // One merkle tree per block, for the branches of all its name operations: the one validation built.
   let levels: ReturnType<typeof txMerkleLevels> | null = null;
+  let outputs = 0;
   for (let ti = 0; ti < block.txs.length; ti++) {
     const tx = block.txs[ti]!;
     d.txs++;
@@ -224,7 +227,7 @@ function applyOne({ applier, rows, batch, resolve, counts }: ApplyContext, { blo
       const type = classifyScript(out.script, namecoin);
       bump(d.scriptTypes, type);
       if (type === 'script_hash') p2sh.push(vout);
-      const address = scriptAddress(out.script, net);
+      const address = addresses ? (addresses[outputs++] ?? undefined) : scriptAddress(out.script, net);
       if (address !== undefined) {
         rows.put('addrOuts', addrOutKey.encode({ address, height, txIndex: ti, vout }), addrOutValue.encode({ value: out.value, txHash: tx.hash }));
         // Applied in place (an incremental build) only: a full build's scan renders every document and counts addresses later.

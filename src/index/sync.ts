@@ -297,7 +297,7 @@ async function scanMainChain({ source, index, meta, fork, height, full, progress
     await onBlock?.(block, sb.hash);
     const at = spill.append(sb.raw);
     work += blockWork(block.header.bits);
-    batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() } });
+    batch.push({ block, height: sb.height, record: { hash: sb.hash, ...at, time: block.header.time, work: work.toString() }, addresses: sb.addresses });
     batchBytes += sb.raw.length;
     if (batchBytes >= BATCH_BYTES) await applyBatch();
     expect++;

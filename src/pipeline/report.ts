@@ -38,4 +38,6 @@ export interface BuildReport {
   addressReuse: AddressReuseCounts;
   /** Render threads started (0: the render stages ran on the main thread, a small build). */
   renderThreads: number;
+  /** Threads that parsed, hashed and validated the scanned blocks (0: the main thread did). */
+  scanThreads: number;
 }

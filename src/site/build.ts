@@ -94,7 +94,7 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
   const teardown = new Teardown(); // each phase adds what it opened; undone at the end, whatever happened
   let failed = false;
   try {
-    const opened = await openIndexPhase(opts, targets, teardown);
+    const opened = await openIndexPhase(opts, targets, teardown, hooks);
     // A full build makes its (empty) tree before the scan, which writes the raw files into it
     // while each block's bytes are in hand; an incremental one takes the spare once the index is synced.
     const early = opened.full ? stagePhase(opened, teardown) : undefined;

@@ -219,7 +219,7 @@ export async function openBlocksDir(dir: string, network: Network, opts: BlocksD
     async *mainChain(height: number, from = 0): AsyncGenerator<SourceBlock> {
       let h = from;
       for await (const { index, raw } of bodies.inOrder(sel.main.subarray(from), height + 1 - from)) {
-        yield { height: h++, hash: tree.hashHex(index), raw, place: placeOf(index) };
+        yield { height: h++, hash: tree.hashHex(index), raw, own: true, place: placeOf(index) };
       }
     },
     async hashAt(height: number): Promise<string> {

@@ -24,11 +24,14 @@
 import { toDisplayHex } from '../chain/hash.js';
 import type { Block } from '../chain/block.js';
 import { parseValidBlock, type Invalid, type InvalidKind } from '../chain/validate.js';
+import { ScanParser, type Parsed, type ScanThreadOptions } from './scan-pool.js';
 import type { BlockPlace, ChainSource, ChainTip, OffChainBlock, RejectedBlock, SourceBlock } from './types.js';
 
 export interface ValidationOptions {
   /** Skip invalid blocks with a warning instead of failing (see the module comment). */
   skipInvalid?: boolean;
+  /** Where the main chain's blocks are parsed, hashed and validated (default: the main thread). */
+  scan?: ScanThreadOptions;
 }
 
 /** An invalid block as reported: what, where, and the one-line message. */
@@ -55,6 +58,8 @@ export interface ValidatedSource extends ChainSource {
   readonly skipped: readonly InvalidBlock[];
   /** skipInvalid: the main-chain block that made the main chain end below the height asked for, if any. */
   readonly stoppedAt: InvalidBlock | undefined;
+  /** How many threads parsed the main chain's blocks (0: the main thread). */
+  readonly scanThreads: number;
 }
 
 function describe(source: ChainSource, hash: string, height: number | undefined, chain: InvalidBlock['chain'], place: BlockPlace | undefined, invalid: Invalid): InvalidBlock {
@@ -73,6 +78,7 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
   const warnings: string[] = [];
   let stoppedAt: InvalidBlock | undefined;
   let rejectedDone = false;
+  let scanThreads = 0;
   /** Main blocks set aside through source.choice (reported then, not again as off-chain blocks). */
   const setAside = new Set<string>();
   /** Decisive blocks found valid (not read again when the chain is chosen again). */
@@ -99,9 +105,9 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
   };
 
   /** A main-chain block's checks beyond its own rules: the height, its hash, genesis, the link to the block below. */
-  const checkMain = (sb: SourceBlock, expect: number, prev: string | undefined): { block?: Block; invalid?: Invalid } => {
+  const checkMain = (sb: SourceBlock, expect: number, prev: string | undefined, parsed?: Parsed): { block?: Block; invalid?: Invalid } => {
     if (sb.height !== expect) return { invalid: { kind: 'bad-prevblk', detail: `delivered as height ${sb.height}, expected ${expect}` } };
-    const { block, invalid } = parseValidBlock(sb.raw, net, sb.height);
+    const { block, invalid } = parsed ?? parseValidBlock(sb.raw, net, sb.height);
     if (!block || invalid) return { block, invalid };
     if (block.header.id !== sb.hash) return { invalid: { kind: 'bad-hash', detail: `the header hashes to ${block.header.id}` } };
     if (expect === 0 && sb.hash !== net.genesis) return { invalid: { kind: 'bad-prevblk', detail: `height 0 is not the ${net.name} genesis ${net.genesis}` } };
@@ -183,6 +189,9 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
     get stoppedAt() {
       return stoppedAt;
     },
+    get scanThreads() {
+      return scanThreads;
+    },
     async tip() {
       await ready();
       return source.tip();
@@ -202,36 +211,42 @@ export function validatedSource(source: ChainSource, opts: ValidationOptions = {
       let prev = from > 0 ? await source.hashAt(from - 1) : undefined;
       let expect = from;
       let until = height;
-      // Restarted where it stopped when the chain is chosen again (the new chain keeps the blocks delivered: see settle).
-      scan: while (expect <= until) {
-        for await (const sb of source.mainChain(until, expect)) {
-          const { block, invalid } = checkMain(sb, expect, prev);
-          if (invalid) {
-            const bad = describe(source, sb.hash, sb.height, 'main', sb.place, invalid);
-            if (skip && source.choice && sb.height === expect && expect > 0) {
-              const { tip } = chooseWithout(bad);
-              fail(bad);
-              await settle();
-              const now = await source.tip();
-              if (now.height < height) stoppedAt = bad;
-              if (now.height >= expect - 1 && (await source.hashAt(expect - 1)) !== prev) {
-                throw new Error(`${source.description}: the chain chosen without block ${bad.hash} (to ${tipText(tip)}) does not keep block ${prev} at height ${expect - 1}`);
+      const parser = new ScanParser(net, opts.scan ?? { threads: 1, above: 0 });
+      try {
+        // Restarted where it stopped when the chain is chosen again (the new chain keeps the blocks delivered: see settle).
+        scan: while (expect <= until) {
+          for await (const { sb, parsed } of parser.parsed(source.mainChain(until, expect))) {
+            scanThreads = Math.max(scanThreads, parser.threadCount);
+            const { block, invalid } = checkMain(sb, expect, prev, parsed);
+            if (invalid) {
+              const bad = describe(source, sb.hash, sb.height, 'main', sb.place, invalid);
+              if (skip && source.choice && sb.height === expect && expect > 0) {
+                const { tip } = chooseWithout(bad);
+                fail(bad);
+                await settle();
+                const now = await source.tip();
+                if (now.height < height) stoppedAt = bad;
+                if (now.height >= expect - 1 && (await source.hashAt(expect - 1)) !== prev) {
+                  throw new Error(`${source.description}: the chain chosen without block ${bad.hash} (to ${tipText(tip)}) does not keep block ${prev} at height ${expect - 1}`);
+                }
+                until = Math.min(height, now.height);
+                continue scan;
               }
-              until = Math.min(height, now.height);
-              continue scan;
+              if (skip) {
+                bad.message += `; the main chain stops at height ${sb.height - 1}: the blocks above it cannot be built`;
+                stoppedAt = bad;
+              }
+              fail(bad);
+              return;
             }
-            if (skip) {
-              bad.message += `; the main chain stops at height ${sb.height - 1}: the blocks above it cannot be built`;
-              stoppedAt = bad;
-            }
-            fail(bad);
-            return;
+            yield { ...sb, block, ...(parsed?.addresses && { addresses: parsed.addresses }) };
+            prev = sb.hash;
+            expect++;
           }
-          yield { ...sb, block };
-          prev = sb.hash;
-          expect++;
+          return;
         }
-        return;
+      } finally {
+        await parser.close();
       }
     },
     async *offChain(height: number): AsyncGenerator<OffChainBlock> {

@@ -15,10 +15,14 @@ export interface SourceBlock {
   hash: string;
   /** The serialized block exactly as stored by the node. */
   raw: Buffer;
+  /** `raw` was read for this delivery and the source keeps no reference to it: a scan thread may take its memory (else it gets a copy). */
+  own?: true;
   /** Blocks dirs: where the block is stored (error messages). */
   place?: BlockPlace;
   /** The parsed block, once the validating wrapper has checked it (see block-validation.ts). */
   block?: Block;
+  /** The address each output of the block pays (null: none), in order, when a scan thread found them (scan-pool.ts). */
+  addresses?: readonly (string | null)[];
 }
 
 /** A block the source holds off the main chain. */

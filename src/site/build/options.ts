@@ -1,6 +1,7 @@
 import type { HostName } from '../../hosts/index.js';
 import type { PublishStep } from '../../publish/publish.js';
 import type { Progress } from '../../runtime/progress.js';
+import type { ScanFault } from '../../source/scan-worker.js';
 import type { ChainSource } from '../../source/types.js';
 
 /** The options with the source opened. */
@@ -39,6 +40,8 @@ export interface BuildOptions {
    * and packed into `outDir` (docs/pack-format.md; see site/build/pack.ts).
    */
   format?: 'tree' | 'pack';
+  /** Threads that parse, hash and validate the scanned blocks (default: the cores less one; 1: the main thread does). */
+  scanThreads?: number;
   /** Replace a foreign `--out` directory, use a foreign `--state` directory (see docs/operations.md, "Safety rules"). */
   force?: boolean;
 }
@@ -55,4 +58,8 @@ export interface BuildHooks {
   onPackStep?: (step: 'published' | 'collected') => void | Promise<void>;
   /** Render on threads when a stage has more txs or address outputs than this (default 4096; tests use 0). */
   renderThreadsAbove?: number;
+  /** Parse blocks on the scan threads once the scan has parsed more bytes of blocks than this on the main thread (default 4 MiB; tests use 0). */
+  scanThreadsAbove?: number;
+  /** Makes a scan thread fail at a height (tests of a crashing thread). */
+  scanThreadFault?: ScanFault;
 }

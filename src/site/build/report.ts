@@ -32,6 +32,7 @@ export function buildReport({ opened, synced, staged, rendered, sealed }: { open
     warnings: [...source.warnings],
     stageSeconds: progress.stageTimes,
     renderThreads: pool.threadCount,
+    scanThreads: source.scanThreads,
     blockDocuments: pool.blockDocuments,
     addressReuse: pool.addressReuse,
   };

@@ -71,6 +71,7 @@ export async function unchangedReport({ source, meta, asked, progress, targets, 
     warnings: [...source.warnings],
     stageSeconds: progress.stageTimes,
     renderThreads: 0,
+    scanThreads: source.scanThreads,
     blockDocuments: { rendered: 0, spliced: 0, fallback: 0 },
     addressReuse: noReuse(),
   };
