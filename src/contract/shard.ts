@@ -97,7 +97,7 @@ export function decodeShardInfo(text: string, where: string): ShardInfo {
   try {
     o = JSON.parse(text) as Partial<ShardInfo>;
   } catch (e) {
-    throw new Error(`${where}: not JSON (${(e as Error).message})`);
+    throw new Error(`${where}: not JSON (${(e as Error).message})`, { cause: e });
   }
   const ok =
     o?.format === SHARD_FORMAT_NAME &&
@@ -114,4 +114,12 @@ export function decodeShardInfo(text: string, where: string): ShardInfo {
     typeof o.options === 'object';
   if (!ok) throw new Error(`${where}: not a ${SHARD_FORMAT_NAME} description of version 1`);
   return o as ShardInfo;
+}
+
+/** The host file that names the tree's absolute directory: written by the merge, not by a shard. */
+export const SHARD_SKIPPED_PATHS: readonly string[] = ['nginx.conf'];
+
+/** The paths a shard build writes: its shard's, and its `_shard.json`. */
+export function shardKeeps(shard: ShardSpec): (rel: string) => boolean {
+  return (rel) => rel === SHARD_INFO_PATH || (!SHARD_SKIPPED_PATHS.includes(rel) && shardOfPath(rel, shard.count) === shard.index);
 }

@@ -26,8 +26,13 @@ export async function* manifestLines(text: AsyncIterable<string>, where: string)
   }
 }
 
-export function fileLines(path: string): AsyncIterable<string> {
-  return createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+/**
+ * The lines of a file. The reader is made when the first line is asked for, and iterated at once:
+ * readline emits lines as the file is read, and one made earlier would lose those emitted before
+ * its iterator exists (several are read in turns here).
+ */
+export async function* fileLines(path: string): AsyncGenerator<string> {
+  yield* createInterface({ input: createReadStream(path), crlfDelay: Infinity });
 }
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));

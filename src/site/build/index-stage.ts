@@ -106,8 +106,14 @@ async function run(opts: IndexStageOptions, stateDir: string, raw: ChainSource):
     const rolledBackTo = fork < meta.tip ? fork : undefined;
     progress.stages([...(rolledBackTo !== undefined ? ['rollback'] : []), 'scan'], () => meta.totals);
     const synced = await syncIndex({ source, index, meta, fork, height: asked.height, full, progress });
-    // A full scan keeps its meta row in memory (the rows are committed on the write thread): stored once they all are.
-    if (full) store.root.transactionSync(() => saveMeta(store, meta));
+    if (full) {
+      // A full scan does not count addresses (BlockEffects.addressesChange; a full build's address stage does): one pass over them.
+      let addresses = 0;
+      for (const _ of index.addressesWithOutputs()) addresses++;
+      meta.addresses = addresses;
+      // Its meta row was kept in memory (the rows are committed on the write thread): stored once they all are.
+      store.root.transactionSync(() => saveMeta(store, meta));
+    }
     await store.root.flushed;
     progress.end();
     return {

@@ -172,7 +172,7 @@ function writeRecord(stateDir: string, r: PackRecord): void {
  * Published tree → a new generation of the pack: appended to the current one (unchanged answers
  * keep pointing into its parts), `pack.json` replaced last, then the files no longer needed removed.
  */
-export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress, hosts: readonly HostName[], fresh = false): Promise<PackReport> {
+export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress, hosts: readonly HostName[], shard = false): Promise<PackReport> {
   progress.begin('pack');
   checkPackDir(pack.packDir, pack.stateDir, pack.force); // nothing foreign appeared while the tree was built
   const journal = new PackJournal(join(pack.stateDir, JOURNAL));
@@ -183,7 +183,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
   const tree = publishedDir(pack.treeDir)!;
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
-    append: previous !== undefined && !fresh, // fresh (a shard): the same tree always gives the same bytes
+    append: previous !== undefined && !shard, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
     unchanged: carry ? (path) => path !== MANIFEST_PATH && !changed.has(path) : undefined,
     onCreate: (name) => {
@@ -198,7 +198,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const removed = collectGarbage(pack.packDir, [summary.index, ...(previous !== undefined && previous !== summary.index ? [previous] : [])], journal.names());
   journal.clear();
   await hooks.onPackStep?.('collected');
-  await writePackGlue(pack, tree, hosts);
+  if (!shard) await writePackGlue(pack, tree, hosts); // a shard's glue is the merge's (its _site.json may be another shard's)
   progress.end();
   return {
     dir: pack.packDir,
