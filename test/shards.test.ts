@@ -17,6 +17,10 @@ import { startServer, type RunningServer } from '../src/serve/server.js';
 import { demoSource } from '../src/source/demo.js';
 import { verifyPack } from '../src/verify/pack.js';
 import { verifySnapshot } from '../src/verify/index.js';
+import { shardOfPath } from '../src/contract/shard.js';
+import { mergePacks } from '../src/pack/merge.js';
+import { PackReader, answerBytes } from '../src/pack/reader.js';
+import { PackWriter } from '../src/pack/writer.js';
 import { buildTable, listFiles, namesOf } from './support/conformance-rows.js';
 import { chainPath, mapLimit } from './support/helpers.js';
 import { rawRequest, type RawResponse } from './support/http-raw.js';
@@ -196,4 +200,65 @@ it('cli: the stage commands are listed', async () => {
   const r = await cli(['--help']);
   expect(r.stdout).toMatch(/snapshot index\s/);
   expect(r.stdout).toMatch(/snapshot merge \[shards\.\.\]/);
+});
+
+describe('merge of shard packs: records of every kind', () => {
+  it('recipes (kind 2) answer as before, their part numbers shifted; stored, hex and slices too; several parts a shard', async () => {
+    const n = 3;
+    const files = Array.from({ length: 300 }, (_, i) => [`d/${i}.json`, Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(40 + (i % 7) * 30) }))] as const);
+    const want = new Map<string, Buffer>();
+    const outs = Array.from({ length: n }, (_, s) => tmp(`recipes-${s}`));
+    for (const [s, dir] of outs.entries()) {
+      // Small parts: a recipe's ranges point into parts other than its own.
+      const w = new PackWriter(dir, { maxPartBytes: 2048 });
+      const mine = files.filter(([p]) => shardOfPath(p, n) === s);
+      const placed = mine.map(([p, b]) => ({ p, b, at: w.add(p, b) }));
+      for (const [k, { p, b, at }] of placed.entries()) {
+        const raw = Buffer.from(`raw ${p}`);
+        const bin = `b/${k}-${s}.bin`;
+        if (shardOfPath(bin, n) === s) {
+          const blob = w.add(bin, raw).blob;
+          want.set(bin, raw);
+          const hex = `b/${k}-${s}.hex`;
+          if (shardOfPath(hex, n) === s) {
+            w.addHex(hex, raw);
+            want.set(hex, Buffer.from(raw.toString('hex')));
+          }
+          const slice = `b/${k}-${s}.slice`;
+          if (shardOfPath(slice, n) === s) {
+            w.addSlice(slice, blob, 4, raw.subarray(4));
+            want.set(slice, raw.subarray(4));
+          }
+        }
+        const r = `r/${p}`;
+        if (shardOfPath(r, n) !== s) continue;
+        const other = placed[(k * 7 + 3) % placed.length]!;
+        w.addRecipe(r, [
+          { type: 'literal', bytes: Buffer.from('[') },
+          { type: 'range', blob: at.blob, start: 0, length: b.length },
+          { type: 'literal', bytes: Buffer.from(',') },
+          { type: 'range', blob: other.at.blob, start: 2, length: other.b.length - 4 },
+          { type: 'literal', bytes: Buffer.from(']') },
+        ]);
+        want.set(r, Buffer.concat([Buffer.from('['), b, Buffer.from(','), other.b.subarray(2, other.b.length - 2), Buffer.from(']')]));
+      }
+      for (const { p, b } of placed) want.set(p, b);
+      w.add('_manifest.json', Buffer.from(`shard ${s}\n`));
+      w.finish();
+      const check = await PackReader.open(dir);
+      expect(check.parts.length).toBeGreaterThan(1);
+      await check.close();
+    }
+    const merged = tmp('recipes-merged');
+    const summary = await mergePacks(outs, merged, { drop: ['_manifest.json'], add: new Map([['_manifest.json', Buffer.from('merged\n')]]) });
+    want.set('_manifest.json', Buffer.from('merged\n'));
+    expect(summary.entries).toBe(want.size);
+    const r = await PackReader.open(merged);
+    try {
+      expect(await r.verify()).toEqual([]);
+      for (const [p, b] of want) expect(Buffer.from(await answerBytes((await r.get(p))!)).toString(), p).toBe(b.toString());
+    } finally {
+      await r.close();
+    }
+  });
 });
