@@ -6,6 +6,8 @@ import { hideBin } from 'yargs/helpers';
 import { IoError } from './runtime/io-error.js';
 import { buildCommand } from './commands/build.js';
 import { demoCommand } from './commands/demo.js';
+import { indexCommand } from './commands/index.js';
+import { mergeCommand } from './commands/merge.js';
 import { publishCommand } from './commands/publish.js';
 import { serveCommand } from './commands/serve.js';
 import { verifyCommand } from './commands/verify.js';
@@ -25,7 +27,9 @@ async function main(): Promise<void> {
     .command(demoCommand)
     .command(verifyCommand)
     .command(publishCommand)
-    .demandCommand(1, 'name a command: build, serve, verify, publish or demo')
+    .command(indexCommand)
+    .command(mergeCommand)
+    .demandCommand(1, 'name a command: build, serve, verify, publish, demo, index or merge')
     .recommendCommands()
     .strict()
     .fail((msg, err) => {

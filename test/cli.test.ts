@@ -171,7 +171,7 @@ describe('the command synopsis in README.md and docs/operations.md', () => {
 
   it('names every option each command’s --help lists, and no other', async () => {
     const help = new Map<string, Set<string>>();
-    for (const cmd of ['build', 'serve', 'verify', 'demo', 'publish']) {
+    for (const cmd of ['build', 'serve', 'verify', 'demo', 'publish', 'index', 'merge']) {
       const r = await cli(cmd, '--help');
       help.set(cmd, new Set([...r.stdout.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!).filter((f) => f !== '--help' && f !== '--version')));
     }

@@ -10,6 +10,7 @@ import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
 import type { ChainSource } from '../source/types.js';
 import { command, duration, warn, wholeNumber } from '../cli-args.js';
+import { buildShardCommand } from './shard.js';
 
 function printReport(r: SiteBuildReport, out: string): void {
   const how = r.mode === 'incremental' ? `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}` : 'full';
@@ -74,7 +75,9 @@ const options = (y: Argv) =>
       describe: 'wait this long (e.g. 30s, 2m) for a node that refuses connections (starting); default: fail at once',
       coerce: (v: unknown) => duration('rpc-wait', v, '30s'),
     })
-    .option('state', { type: 'string', requiresArg: true, describe: 'persistent index for incremental builds (default: <out>.state)' })
+    .option('state', { type: 'string', requiresArg: true, describe: 'persistent index for incremental builds (default: <out>.state); with --shard, the index snapshot index built (read only)' })
+    .option('shard', { type: 'string', requiresArg: true, describe: 'i/N (0-based): write only shard i of N of the snapshot, from the index in --state; auto: i from JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX or SLURM_ARRAY_TASK_ID' })
+    .option('shards', { type: 'string', requiresArg: true, describe: 'N, with --shard auto', coerce: (v: unknown) => wholeNumber('shards', v, '4') })
     .option('full', { type: 'boolean', default: false, describe: 'ignore the index and build everything' })
     .option('force', { type: 'boolean', default: false, describe: 'replace a non-empty --out not made by this tool; use a --state dir holding other files' })
     .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing (an invalid main-chain block is set aside with its descendants: the best valid chain is built)' })
@@ -110,6 +113,7 @@ export const buildCommand = command({
     const progress = new Progress();
     const rpc = { cookieFile: argv['rpc-cookie'], waitMs: argv['rpc-wait'], log: (line: string) => progress.note(line) };
     const open = async () => (argv.source ? openSource(argv.source, network, { rpc }) : demoSource(network));
+    if (argv.shard !== undefined || argv.shards !== undefined) return buildShardCommand(argv, open, progress);
     await buildAndReport(open, argv.out, progress, {
       height: argv.height,
       format: argv.format,

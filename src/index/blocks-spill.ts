@@ -16,8 +16,11 @@ export class BlocksSpill {
   private readonly fd: number;
   private size: number;
 
-  constructor(readonly path: string) {
-    this.fd = onPath(path, 'block spill', () => openSync(path, 'a+'));
+  constructor(
+    readonly path: string,
+    readOnly = false,
+  ) {
+    this.fd = onPath(path, 'block spill', () => openSync(path, readOnly ? 'r' : 'a+'));
     this.size = fstatSync(this.fd).size;
   }
 

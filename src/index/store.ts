@@ -30,9 +30,10 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openStore(dir: string): Store {
+/** `readOnly`: many processes may read one index at once (shard builds); nothing is created or written in `dir`. */
+export function openStore(dir: string, { readOnly = false }: { readOnly?: boolean } = {}): Store {
   const path = join(dir, LMDB_DIR);
-  mkdirSync(path, { recursive: true });
+  if (!readOnly) mkdirSync(path, { recursive: true });
   // The whole file mapped (lmdb-js' default on 64-bit), not `remapChunks`: in that mode a read
   // transaction that touches more than 4095 16-page chunks fails with MDB_TXN_FULL (mdb_rpage_get,
   // reference tracking of chunks is imperfect), as a render thread can on a hub address. The
@@ -44,7 +45,7 @@ export function openStore(dir: string): Store {
   // Every write is synchronous (`putSync`, `transactionSync`; a full build's scan on its own
   // thread: commit-thread.ts): a failed write throws LMDB's error where it happened, and no
   // asynchronous commit of lmdb-js can fail with nobody holding its promise.
-  const options = { path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false, mapSize: 2 ** 40 };
+  const options = { path, noSubdir: false, noSync: true, noMemInit: true, maxDbs: 16, remapChunks: false, mapSize: 2 ** 40, readOnly };
   const root = open(options) as RootDatabase;
   const binary = { keyEncoding: 'binary', encoding: 'binary' } as const;
   return {

@@ -45,6 +45,12 @@ export async function writeAddresses(ctx: StageContext): Promise<{ capped: strin
   for (const [address, count] of addresses) {
     capped.delete(address);
     if (count > 0) paid++;
+    // A shard build counts every address (stats.json, the capped list) but renders only its own.
+    if (!writer.keeps(addressPath(address))) {
+      if (ctx.cap > 0 && count > ctx.cap) capped.add(address);
+      progress(count);
+      continue;
+    }
     if (count === 0) writer.delete(addressPath(address));
     else if (ctx.cap > 0 && count > ctx.cap) {
       capped.add(address);

@@ -24,7 +24,10 @@ export async function writeNames(ctx: StageContext): Promise<[number, number]> {
     const last = history[history.length - 1]!;
     if (changes) seen.add(current.toString('latin1'));
     const enc = encodeNamePath(current);
-    for (const v of ALL_NAME_VARIANTS) ctx.writer.write(namePathEncoded(enc, v), renderName(history, v, ctx.pretty), moved);
+    for (const v of ALL_NAME_VARIANTS) {
+      const rel = namePathEncoded(enc, v);
+      if (ctx.writer.keeps(rel)) ctx.writer.write(rel, renderName(history, v, ctx.pretty), moved);
+    }
     list.push({ name: last.name, path: enc, height: last.height, expiresIn: last.expiresIn });
   };
   ctx.progress.begin('names');

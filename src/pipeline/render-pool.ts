@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { ShardSpec } from '../contract/shard.js';
 import type { ChainIndex } from '../index/query.js';
 import type { SiteWriter } from '../publish/site-writer.js';
 import { WorkerThread } from '../runtime/thread.js';
@@ -57,6 +58,8 @@ export class RenderPool {
     /** True when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
     private readonly rawWritten: boolean,
     private readonly threadsAbove = 4096,
+    /** A shard build: the threads write only this shard's files and open the index read-only. */
+    private readonly shard?: ShardSpec,
   ) {
     this.texts = new TxTextStore(textsBase);
   }
@@ -78,6 +81,7 @@ export class RenderPool {
       duplicates: this.duplicates,
       rowsDir: this.writer.rowsDir,
       rawWritten: this.rawWritten,
+      ...(this.shard && { shard: this.shard }),
     };
   }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getNetwork } from '../chain/networks.js';
 import { addressPath } from '../contract/layout.js';
+import { shardOfPath, type ShardSpec } from '../contract/shard.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
@@ -38,6 +39,8 @@ export interface RenderWorkerData {
   rowsName: string;
   /** The `.bin` and `.hex` files were written during the scan (a full build): write only the documents. */
   rawWritten: boolean;
+  /** A shard build: only this shard's files are written, and the index is opened read-only (many shards read it at once). */
+  shard?: ShardSpec;
 }
 
 export type RenderTask =
@@ -112,6 +115,7 @@ export class Renderer {
     const at = { path: '' };
     let what = '';
     const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null) => {
+      if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return;
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       const s = writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
       if (d.update) paths.push(rel);
@@ -177,8 +181,9 @@ export class Renderer {
 if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapshot-render') {
   const port = parentPort;
   const data = workerData as RenderWorkerData;
-  const blocks = new BlocksSpill(data.spill);
-  const renderer = new Renderer(new ChainIndex(openStore(data.stateDir), blocks, getNetwork(data.network)), data);
+  const readOnly = data.shard !== undefined;
+  const blocks = new BlocksSpill(data.spill, readOnly);
+  const renderer = new Renderer(new ChainIndex(openStore(data.stateDir, { readOnly }), blocks, getNetwork(data.network)), data);
   port.on('message', (m: RenderRequest) => {
     if (m === 'close') {
       blocks.close();

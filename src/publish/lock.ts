@@ -58,6 +58,11 @@ export function acquireLock(outDir: string, stateDir?: string): Lock {
   };
 }
 
+/** Takes `<state>/.lock` alone (`snapshot index`: a build that writes no output). */
+export function acquireStateLock(stateDir: string): Lock {
+  return takeLock(join(stateDir, STATE_LOCK), (pid, path) => `--state ${stateDir} is in use by another build (pid ${pid}, lock ${path}); wait for it to finish`);
+}
+
 function takeLock(path: string, held: (pid: number, path: string) => string): Lock {
   mkdirSync(dirname(path), { recursive: true });
   const mine = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`;

@@ -26,7 +26,7 @@ import { ENTRY_RE, currentRelease, lstatOrUndefined, refuse, releasesDir, writeS
 
 // The parts of the scheme, for the build's call sites.
 export { STATE_ENTRIES } from '../index/files.js';
-export { STATE_LOCK, acquireLock, lockPath, type Lock } from './lock.js';
+export { STATE_LOCK, acquireLock, acquireStateLock, lockPath, type Lock } from './lock.js';
 export { foreignPath, type Foreign } from './ownership.js';
 export { MARKER_FILE, MARKER_FORMAT, createStaging, currentRelease, dropSpare, publishedDir, recoverInterrupted, releasesDir, takeSpare } from './releases.js';
 export { checkTargets, clearStateDir, prepareStateDir, type Targets } from './targets.js';

@@ -57,6 +57,8 @@ export class SiteWriter {
     readonly rowsDir: string,
     /** Absent: `fresh` mode (a new tree); else `update` mode, following that published tree. */
     readonly update: UpdateOf | undefined,
+    /** A shard build: the paths it writes (the others are dropped; callers ask {@link keeps} first to skip rendering them). */
+    private readonly keep?: (rel: string) => boolean,
   ) {
     this.collect = update !== undefined;
     this.stale = new Set(update?.stale);
@@ -112,7 +114,13 @@ export class SiteWriter {
     }
   }
 
+  /** Whether a file at `rel` is written (always, except in a shard build). */
+  keeps(rel: string): boolean {
+    return this.keep === undefined || this.keep(rel);
+  }
+
   private push(rel: string, data: Uint8Array | null, flags = 0): void {
+    if (this.keep !== undefined && !this.keep(rel)) return;
     if (this.gate.failure) throw this.gate.failure;
     if (this.sealing) throw new Error(`${rel}: written after the manifest rows were sealed`);
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { MANIFEST_PATH } from '../../contract/layout.js';
+import type { ShardSpec } from '../../contract/shard.js';
 import { HOSTS, type HostName } from '../../hosts/index.js';
 import { BlocksSpill } from '../../index/blocks-spill.js';
 import { BLOCKS_SPILL_FILE } from '../../index/files.js';
@@ -35,6 +36,8 @@ export interface Opened {
   /** Why everything is built; undefined: the build extends the published snapshot. */
   fullReason: string | undefined;
   full: boolean;
+  /** A shard build (site/build/shard.ts): the index is read-only, and only the shard's files are written. */
+  shard?: ShardSpec;
 }
 
 /**

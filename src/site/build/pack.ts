@@ -78,7 +78,7 @@ export function refusePackAsTree(out: string): void {
 }
 
 /** `--format pack`: where the build may write (docs/operations.md, "Safety rules"), checked before any work; throws a one-line error otherwise. */
-export function packTargets(opts: BuildOptions): PackTargets {
+export function packTargets(opts: Pick<BuildOptions, 'outDir' | 'stateDir' | 'force'>): PackTargets {
   let packDir = resolve(opts.outDir);
   const force = opts.force ?? false;
   const st = lstatSync(packDir, { throwIfNoEntry: false });
@@ -105,8 +105,13 @@ function isEmpty(dir: string): boolean {
   return readdirSync(dir).length === 0;
 }
 
+/** The journal of the entries a writer creates in the pack directory (src/pack/dir.ts). */
+export function packJournal(stateDir: string): PackJournal {
+  return new PackJournal(join(stateDir, JOURNAL));
+}
+
 /** Refuses (unless forced) a pack directory holding anything the tool did not write. */
-function checkPackDir(packDir: string, stateDir: string, force: boolean): void {
+export function checkPackDir(packDir: string, stateDir: string, force: boolean): void {
   if (force || !existsSync(packDir)) return;
   const foreign = foreignPackEntry(packDir, new PackJournal(join(stateDir, JOURNAL)).names(), readGlue(stateDir));
   if (foreign !== undefined) refuse(`refusing to write a pack into ${packDir}: ${foreign.reason}; use --force to write into it anyway (only the pack's own files are ever replaced or removed)`);
@@ -155,7 +160,11 @@ function removeGlue(dir: string, rel: string): void {
  * build no longer writes (another --hosts, an older UI) are removed. Returns the paths written.
  */
 async function writePackGlue(pack: PackTargets, tree: string, hosts: readonly HostName[]): Promise<string[]> {
-  const info = JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo;
+  return writePackGlueOf(pack, JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo, hosts);
+}
+
+/** The hosts' glue for the pack of the snapshot `info` describes (also `snapshot merge`'s), recorded in the state dir before it is written. */
+export async function writePackGlueOf(pack: PackTargets, info: SiteInfo, hosts: readonly HostName[]): Promise<string[]> {
   const files = await packGlueFiles(info, { hosts });
   for (const [p, c] of await packUiFiles()) files.set(p, c);
   const before = readGlue(pack.stateDir);
@@ -184,7 +193,7 @@ function writeRecord(stateDir: string, r: PackRecord): void {
  * Published tree → a new generation of the pack: appended to the current one (unchanged answers
  * keep pointing into its parts), `pack.json` replaced last, then the files no longer needed removed.
  */
-export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress, hosts: readonly HostName[]): Promise<PackReport> {
+export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: string | undefined, hooks: BuildHooks, progress: Progress, hosts: readonly HostName[], shard = false): Promise<PackReport> {
   progress.begin('pack');
   checkPackDir(pack.packDir, pack.stateDir, pack.force); // nothing foreign appeared while the tree was built
   const journal = new PackJournal(join(pack.stateDir, JOURNAL));
@@ -195,7 +204,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
   const tree = publishedDir(pack.treeDir)!;
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
-    append: previous !== undefined,
+    append: previous !== undefined && !shard, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
     unchanged: carry ? (path) => path !== MANIFEST_PATH && !changed.has(path) : undefined,
     onCreate: (name) => {
@@ -210,7 +219,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const removed = collectGarbage(pack.packDir, [summary.index, ...(previous !== undefined && previous !== summary.index ? [previous] : [])], journal.names());
   journal.clear();
   await hooks.onPackStep?.('collected');
-  await writePackGlue(pack, tree, hosts);
+  if (!shard) await writePackGlue(pack, tree, hosts); // a shard's glue is the merge's (its _site.json may be another shard's)
   progress.end();
   return {
     dir: pack.packDir,

@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { shardKeeps } from '../../contract/shard.js';
 import { resetRowsDir } from '../../publish/manifest-rows.js';
 import { currentRelease, publishedDir } from '../../publish/publish.js';
 import { prepareStaging } from '../../publish/staging.js';
@@ -19,13 +20,13 @@ export interface Staged {
  * spare release (one run behind: its stale paths are handled as they are written, then linked),
  * else the published tree hard-linked. Removed at the end unless it was published.
  */
-export function stagePhase({ targets: { outDir, stateDir }, full }: Opened, teardown: Teardown): Staged {
+export function stagePhase({ targets: { outDir, stateDir }, full, shard }: Opened, teardown: Teardown): Staged {
   const rowsDir = join(stateDir, 'manifest-rows.tmp');
   const staged = prepareStaging(outDir, full);
   teardown.add(() => currentRelease(outDir) !== basename(staged.dir) && rmSync(staged.dir, { recursive: true, force: true }));
   teardown.add(() => rmSync(rowsDir, { recursive: true, force: true }));
   resetRowsDir(rowsDir);
-  const writer = new SiteWriter(staged.dir, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale });
+  const writer = new SiteWriter(staged.dir, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale }, shard && shardKeeps(shard));
   teardown.add(() => writer.close());
   return { writer, rowsDir };
 }
