@@ -102,7 +102,9 @@ describe('stages and shards: the demo chain', () => {
       const rows = buildTable({ label: 'demo', dir: single, info, names: namesOf(listFiles(single)) });
       expect(rows.length).toBeGreaterThan(1000);
       servers = [await startServer({ dir: merged, port: 0, log: () => {} }), await startServer({ dir: tmp('single-pack'), port: 0, log: () => {} })];
-      const [a, b] = (await Promise.all(servers.map((s) => mapLimit(rows, 8, (r) => rawRequest(s.url, r.target))))) as [RawResponse[], RawResponse[]];
+      // One server at a time, a few requests at once: both run in this process, on a shared machine.
+      const a = await mapLimit(rows, 4, (r) => rawRequest(servers[0]!.url, r.target));
+      const b = await mapLimit(rows, 4, (r) => rawRequest(servers[1]!.url, r.target));
       rows.forEach((row, i) => expect(seen(a[i]!), row.target).toEqual(seen(b[i]!)));
     }, 240_000);
   });
