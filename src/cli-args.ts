@@ -52,3 +52,10 @@ export function duration(option: string, value: unknown, example: string): numbe
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   return Math.round(Number(m[1]) * unit);
 }
+
+/** --scan-threads (build, index): a whole number ≥ 1. */
+export function scanThreads(v: unknown): number {
+  const n = wholeNumber('scan-threads', v, '2');
+  if (n < 1) throw new Error(`--scan-threads ${n}: give at least 1 (1: the main thread parses the blocks)`);
+  return n;
+}

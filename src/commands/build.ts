@@ -9,7 +9,7 @@ import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
 import type { ChainSource } from '../source/types.js';
-import { command, duration, warn, wholeNumber } from '../cli-args.js';
+import { command, duration, scanThreads, warn, wholeNumber } from '../cli-args.js';
 import { buildShardCommand } from './shard.js';
 
 function printReport(r: SiteBuildReport, out: string): void {
@@ -44,13 +44,6 @@ export async function buildAndReport(
   const out = resolve(outDir);
   printReport(await buildSnapshot({ ...opts, source: open, outDir, progress }), out);
   return out;
-}
-
-/** --scan-threads: a whole number ≥ 1. */
-function scanThreads(v: unknown): number {
-  const n = wholeNumber('scan-threads', v, '2');
-  if (n < 1) throw new Error(`--scan-threads ${n}: give at least 1 (1: the main thread parses the blocks)`);
-  return n;
 }
 
 const options = (y: Argv) =>

@@ -5,7 +5,7 @@ import { indexStage } from '../site/build/index-stage.js';
 import { Progress } from '../runtime/progress.js';
 import { demoSource } from '../source/demo.js';
 import { openSource } from '../source/index.js';
-import { command, duration, warn, wholeNumber } from '../cli-args.js';
+import { command, duration, scanThreads, warn, wholeNumber } from '../cli-args.js';
 
 export const indexCommand = command({
   command: 'index',
@@ -18,6 +18,12 @@ export const indexCommand = command({
       .option('state', { type: 'string', requiresArg: true, demandOption: true, describe: 'the index directory shard builds read (snapshot build --shard … --state)' })
       .option('full', { type: 'boolean', default: false, describe: 'build the index again from genesis' })
       .option('skip-invalid', { type: 'boolean', default: false, describe: 'skip invalid blocks with a warning instead of failing' })
+      .option('scan-threads', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'threads that parse, hash and validate blocks (default: the cores less one; 1: the main thread)',
+        coerce: (v: unknown) => scanThreads(v),
+      })
       .option('rpc-cookie', { type: 'string', requiresArg: true, describe: 'cookie file for RPC auth' })
       .option('rpc-wait', {
         type: 'string',
@@ -35,6 +41,7 @@ export const indexCommand = command({
       stateDir: argv.state,
       full: argv.full,
       skipInvalid: argv['skip-invalid'],
+      scanThreads: argv['scan-threads'],
       progress,
     });
     const how = r.mode === 'full' ? `full${r.fullReason && r.fullReason !== 'no index yet' ? ` (${r.fullReason})` : ''}` : `incremental${r.rolledBackTo !== undefined ? `, rolled back to height ${r.rolledBackTo}` : ''}`;

@@ -19,6 +19,7 @@ import { isMarked, lstatOrUndefined, refuse } from '../../publish/releases.js';
 import { Progress } from '../../runtime/progress.js';
 import { validatedSource } from '../../source/block-validation.js';
 import type { ChainSource } from '../../source/types.js';
+import { scanOptions } from './open-index.js';
 
 /** The meta row's options of an index built by `snapshot index` (a build's hold its output and settings). */
 export const STAGES_OPTIONS = 'stages';
@@ -29,6 +30,8 @@ export interface IndexStageOptions {
   stateDir: string;
   full?: boolean;
   skipInvalid?: boolean;
+  /** Threads that parse, hash and validate blocks (default: the cores less one). */
+  scanThreads?: number;
   progress?: Progress;
 }
 
@@ -83,7 +86,7 @@ async function fullReason(store: Store, net: ReturnType<typeof validatedSource>[
 }
 
 async function run(opts: IndexStageOptions, stateDir: string, raw: ChainSource): Promise<IndexStageReport> {
-  const source = validatedSource(raw, { skipInvalid: opts.skipInvalid ?? false });
+  const source = validatedSource(raw, { skipInvalid: opts.skipInvalid ?? false, scan: scanOptions(opts.scanThreads) });
   const net = source.network;
   const progress = opts.progress ?? new Progress(null);
   const asked = await snapshotHeight(source, opts.height);

@@ -10,12 +10,17 @@ import { restorePublished, snapshotHeight } from '../../index/sync.js';
 import { clearStateDir, type Targets } from '../../publish/publish.js';
 import { Progress } from '../../runtime/progress.js';
 import { validatedSource, type ValidatedSource } from '../../source/block-validation.js';
-import { defaultScanThreads } from '../../source/scan-pool.js';
+import { defaultScanThreads, type ScanThreadOptions } from '../../source/scan-pool.js';
 import type { BuildHooks, OpenedOptions } from './options.js';
 import type { Teardown } from './teardown.js';
 
 /** Bytes of blocks parsed on the main thread before the scan threads start: a small chain is done sooner without them. */
 const SCAN_THREADS_ABOVE = 4 << 20;
+
+/** The scan threads of a build or `snapshot index`: threads once that many bytes of blocks were parsed. */
+export function scanOptions(threads: number | undefined, hooks: BuildHooks = {}): ScanThreadOptions {
+  return { threads: threads ?? defaultScanThreads(), above: hooks.scanThreadsAbove ?? SCAN_THREADS_ABOVE, fault: hooks.scanThreadFault };
+}
 
 /** The build's settings and its index, opened: whether it extends the published snapshot or builds everything. */
 export interface Opened {
@@ -47,8 +52,7 @@ export interface Opened {
 export async function openIndexPhase(opts: OpenedOptions, targets: Targets, teardown: Teardown, hooks: BuildHooks = {}): Promise<Opened> {
   const { outDir, stateDir } = targets;
   // Every block of every source is validated on its way in (src/source/block-validation.ts).
-  const scan = { threads: opts.scanThreads ?? defaultScanThreads(), above: hooks.scanThreadsAbove ?? SCAN_THREADS_ABOVE, fault: hooks.scanThreadFault };
-  const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid, scan });
+  const source = validatedSource(opts.source, { skipInvalid: opts.skipInvalid, scan: scanOptions(opts.scanThreads, hooks) });
   const net = source.network;
   const progress = opts.progress ?? new Progress(null);
   const asked = await snapshotHeight(source, opts.height);
