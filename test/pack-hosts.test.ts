@@ -4,10 +4,8 @@
  * conformance-rows.ts: every endpoint, name variant by query, error case) and every path of the
  * tree's `_manifest.json`, as the platform parses it, gets the same status, content type, cache
  * policy, CORS header and bytes, with and without `Accept-Encoding: gzip` (a gzip answer is
- * decoded and compared). Once the pack's root is read, no request for a stored entry costs more
- * than 2 range reads, and one for a recipe (an address or block document) no more than 2 plus
- * its groups of nearby tx blobs (the format's promise), counted at the storage for requests
- * made one at a time:
+ * decoded and compared). Once the pack's root is read, no request costs more than 2 range reads
+ * (a recipe: 2 plus its groups of nearby tx blobs), counted at the storage one request at a time:
  *   - the generated Cloudflare Worker, in-process with an R2-like bucket over the pack directory;
  *   - the same Worker in workerd with wrangler's local R2 (objects put with `wrangler r2 bulk put
  *     --local`), reads counted by a probe module around the worker;
@@ -24,10 +22,9 @@ import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../src/contract/layout.js';
-import { Kind, PACK_POINTER } from '../src/contract/pack-format.js';
-import { makeRouterSite, route } from '../src/contract/router.js';
-import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
-import { recipeOf, recipeReads } from './support/pack-compare.js';
+import { PACK_POINTER } from '../src/contract/pack-format.js';
+import { makeRouterSite, route, type RouterSite } from '../src/contract/router.js';
+import { histogram, recipeReadBounds } from './support/pack-compare.js';
 import { PACK_WORKER, PACK_WORKER_DIR, writePackHostGlue } from '../src/hosts/pack-glue.js';
 import { cloudflarePackWorker } from '../src/hosts/cloudflare-pack-worker.js';
 import { INTERNAL_HEADER } from '../src/hosts/netlify-edge.js';
@@ -99,13 +96,7 @@ beforeAll(async () => {
     seen.add(u.pathname + u.search);
   }
   targets = [...seen];
-  // Each recipe's read bound, from its segments (test/support/pack-compare.ts recipeReads: the format's rule).
-  recipeBound = new Map();
-  const decoder = await PackReader.open(pack);
-  for (const p of manifestPaths.map((m) => m.slice(1))) {
-    if ((await decoder.lookup(p))?.kind === Kind.RECIPE) recipeBound.set(p, recipeReads(await recipeOf(decoder, p), COALESCE_GAP, COALESCE_BYTES));
-  }
-  await decoder.close();
+  recipeBound = await recipeReadBounds(pack, manifestPaths.map((m) => m.slice(1)));
   node = await startServer({ dir: tree, port: 0 });
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   try {
@@ -130,12 +121,12 @@ interface Tally {
   maxReads: number;
   reads: number;
   gzipAnswers: number;
-  /** Counted requests for recipes: reads, and the most the format's rule allows (2 + coalesced groups). */
+  /** Reads of each counted request for a recipe; those over the format's bound (2 + coalesced groups). */
   recipeReads: number[];
   recipeOver: string[];
 }
 
-/** The range reads a recipe answer may take, per file the router maps a target to (undefined: not a recipe). */
+/** The most range reads a recipe's answer may take, by file (a file not in it is no recipe). */
 let recipeBound: Map<string, number>;
 
 /**
@@ -145,8 +136,7 @@ let recipeBound: Map<string, number>;
  * come from the answer cache, where the runtime has one).
  */
 async function runAll(front: string, ask: (target: string, gzip: boolean) => Promise<{ answer: Answer & { gzip: boolean }; reads: number }>, concurrency = 1): Promise<Tally> {
-  const tally: Tally = { requests: 0, counted: 0, maxReads: 0, reads: 0, gzipAnswers: 0, recipeReads: [], recipeOver: [] };
-  const site = makeRouterSite(info);
+  const [tally, site]: [Tally, RouterSite] = [{ requests: 0, counted: 0, maxReads: 0, reads: 0, gzipAnswers: 0, recipeReads: [], recipeOver: [] }, makeRouterSite(info)];
   await ask('/stats.json', false);
   const differences: string[] = [];
   const one = async (t: string, gzip: boolean, count: boolean) => {
@@ -165,10 +155,7 @@ async function runAll(front: string, ask: (target: string, gzip: boolean) => Pro
     const r = route(t, site);
     const bound = r.type === 'file' ? recipeBound.get(r.file) : undefined;
     if (bound === undefined) tally.maxReads = Math.max(tally.maxReads, reads);
-    else {
-      tally.recipeReads.push(reads);
-      if (reads > bound) tally.recipeOver.push(`${t}: ${reads} reads, at most ${bound}`);
-    }
+    else if (tally.recipeReads.push(reads) && reads > bound) tally.recipeOver.push(`${t}: ${reads} reads, at most ${bound}`);
   };
   const counted = targets.filter((_, i) => i % 3 === 0);
   for (const gzip of [false, true]) for (const t of counted) await one(t, gzip, true);
@@ -183,12 +170,9 @@ async function runAll(front: string, ask: (target: string, gzip: boolean) => Pro
     }),
   );
   expect(differences).toEqual([]);
-  const rr = [...tally.recipeReads].sort((a, b) => a - b);
-  const hist = new Map<number, number>();
-  for (const x of rr) hist.set(x, (hist.get(x) ?? 0) + 1);
   console.log(
     `pack hosts: ${front}: ${tally.requests} requests, 0 differences; ${tally.counted} counted one at a time: ${tally.reads} storage reads, at most ${tally.maxReads} in one request for a stored entry; ` +
-      `${rr.length} recipe answers, reads ${[...hist].map(([k, v]) => `${k}: ${v}`).join(', ')}; ${tally.gzipAnswers} gzip answers`,
+      `${tally.recipeReads.length} recipe answers, reads: count ${histogram(tally.recipeReads)}; ${tally.gzipAnswers} gzip answers`,
   );
   return tally;
 }
@@ -198,7 +182,6 @@ function expectTally(t: Tally): void {
   expect(t.requests).toBe(targets.length * 2 + t.counted);
   expect(t.counted).toBeGreaterThan(2000);
   expect(t.maxReads).toBeLessThanOrEqual(2);
-  // A recipe: its slot and its blob, then one read per group of nearby tx blobs.
   expect(t.recipeReads.length).toBeGreaterThan(100);
   expect(t.recipeOver).toEqual([]);
   // The counting sees reads: the first request of a document needs its slot or its blob.

@@ -7,6 +7,7 @@ import { MANIFEST_PATH } from '../../src/contract/layout.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Encoding, Kind, PACK_POINTER, decodeRecipe, type RecipeSegment } from '../../src/contract/pack-format.js';
 import { answerBytes, PackReader } from '../../src/pack/reader.js';
+import { COALESCE_BYTES, COALESCE_GAP } from '../../src/contract/pack-reader.js';
 
 /** The paths a tree's `_manifest.json` lists. */
 export function manifestPaths(tree: string): string[] {
@@ -134,4 +135,23 @@ export async function recipeOf(reader: PackReader, path: string): Promise<Recipe
   const stored = await reader.blob(r, path);
   const bytes = r.encoding === Encoding.GZIP ? gunzipSync(stored) : stored;
   return decodeRecipe(bytes, path, 0);
+}
+
+/** The read bound of every recipe among `paths` of the pack in `packDir` (recipeReads of its segments). */
+export async function recipeReadBounds(packDir: string, paths: readonly string[]): Promise<Map<string, number>> {
+  const bounds = new Map<string, number>();
+  const reader = await PackReader.open(packDir);
+  try {
+    for (const p of paths) if ((await reader.lookup(p))?.kind === Kind.RECIPE) bounds.set(p, recipeReads(await recipeOf(reader, p), COALESCE_GAP, COALESCE_BYTES));
+  } finally {
+    await reader.close();
+  }
+  return bounds;
+}
+
+/** `value: count` pairs of `xs`, by value. */
+export function histogram(xs: readonly number[]): string {
+  const h = new Map<number, number>();
+  for (const x of xs) h.set(x, (h.get(x) ?? 0) + 1);
+  return [...h].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ');
 }
