@@ -1,4 +1,4 @@
-// node --import tsx bench/shards.ts [-- --tx 200000 --shards 4 --at-once 2 --dir /tmp --profile real|bench]
+// npm run bench:shards [-- --tx 200000 --shards 4 --at-once 2 --dir /tmp --profile real|bench]
 // A builder-made chain (bench/chain.ts) built once by `snapshot build` and once in stages:
 // `snapshot index`, N shard builds (`--at-once` at a time on the one index) and `snapshot merge`,
 // as a tree and as a pack. Checks that the merged snapshot is the single build's (the tree's
