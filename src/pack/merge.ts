@@ -9,7 +9,7 @@
  * (written in three passes over the shards' slots: count, size the slots, write) and
  * `pack.json`, replaced last.
  */
-import { copyFileSync, existsSync, linkSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 as zcrc32, gunzipSync, gzipSync } from 'node:zlib';
 import {
@@ -37,7 +37,7 @@ import {
   type PackRecord,
   type PartInfo,
 } from '../contract/pack-format.js';
-import { onPath } from '../runtime/io-error.js';
+import { linkOrCopy, onPath } from '../runtime/io-error.js';
 import { OutFile } from './out-file.js';
 import { PackReader } from './reader.js';
 
@@ -94,14 +94,7 @@ function linkPart(src: string, dst: string, size: number): boolean {
     if (statSync(dst).size !== size) throw new Error(`${dst}: ${statSync(dst).size} bytes, but the part of that name in ${src} has ${size}`);
     return false;
   }
-  onPath(dst, 'linking', () => {
-    try {
-      linkSync(src, dst);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-      copyFileSync(src, dst);
-    }
-  });
+  linkOrCopy(src, dst);
   return true;
 }
 

@@ -6,13 +6,13 @@
  * as a build publishes (publish.ts: staged beside, swapped in with one rename; nothing foreign is
  * ever removed).
  */
-import { copyFileSync, createReadStream, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { encodeManifestLine, parseManifestLine, safePath, type ManifestLine } from '../contract/manifest.js';
-import { onPath } from '../runtime/io-error.js';
+import { linkOrCopy, onPath } from '../runtime/io-error.js';
 import { acquireLock, checkTargets, createStaging, publish, recoverInterrupted } from './publish.js';
 
 /** A shard's manifest lines, in order, checked (the merged manifest must stay sorted and unique). */
@@ -144,14 +144,7 @@ async function* withFiles(lines: AsyncIterable<ManifestLine & { from: number }>,
       check(l.path, l.from);
       const src = join(shards[l.from]!.dir, l.path);
       const dst = place(l.path);
-      onPath(dst, 'linking', () => {
-        try {
-          linkSync(src, dst);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-          copyFileSync(src, dst);
-        }
-      });
+      linkOrCopy(src, dst);
     }
     yield l;
   }

@@ -1,4 +1,4 @@
-import { existsSync, statfsSync, writeSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, statfsSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname } from 'node:path';
 
@@ -62,4 +62,16 @@ export function onPath<T>(path: string, what: string, f: () => T): T {
 /** Writes all of `bytes` at fd's position (writeSync may write less than asked). */
 export function writeAll(fd: number, bytes: Uint8Array): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+/** Hard-links `src` at `dst` (copies it across file systems); an error names `dst`. */
+export function linkOrCopy(src: string, dst: string): void {
+  onPath(dst, 'linking', () => {
+    try {
+      linkSync(src, dst);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      copyFileSync(src, dst);
+    }
+  });
 }
