@@ -77,7 +77,7 @@ export function packFetcher(base: string): (url: string) => Promise<PackResponse
 const RAW_TYPES: Readonly<Record<string, string>> = { json: 'application/json', hex: 'text/plain' };
 
 /**
- * A click handler for the page's links to raw documents (`tx/<id>.json`, `stats.json`, …): a
+ * A click handler for the page's links to raw documents (a tx's JSON, the stats, …): a
  * static host holding only the pack has no such files, so the document is read from the pack and
  * opened as a blob URL in a new tab (opened at once, so no popup blocker stops it).
  */
