@@ -1,7 +1,7 @@
 // The pack writer's paths that a tree conversion does not take: spilled sorted runs, several
 // parts, a path added twice, and recipe entries (synthetic, and real address documents
 // assembled from the tx documents they embed).
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -208,6 +208,14 @@ describe('bad input is named', () => {
     await expect(packFromTree(tree, dir('tiny-pack'))).rejects.toThrow(`${join(tree, 'tx/ab.hex')}: 4 bytes that differ from _manifest.json line 3 (size 4, sha256 `);
     expect(readdirSync(dir('tiny-pack'))).toEqual([]);
     await expect(packFromTree(dir('nowhere'), dir('tiny-pack'))).rejects.toThrow(`${dir('nowhere')}: no _manifest.json; not a finished snapshot tree`);
+  });
+
+  it('a file the manifest lists that is not in the tree fails naming it; nothing is left behind', async () => {
+    const tree = dir('tiny-gone');
+    tinyTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
+    rmSync(join(tree, 'stats.json'));
+    await expect(packFromTree(tree, dir('tiny-gone-pack'))).rejects.toThrow(`${tree}/stats.json: ENOENT`);
+    expect(readdirSync(dir('tiny-gone-pack'))).toEqual([]);
   });
 
   it('a .hex that is not exactly lowercase hex is stored as it is', async () => {

@@ -12,7 +12,6 @@
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,6 +20,7 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { Encoding, PACK_POINTER, hexBytes, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, placementPrefix, sha48 } from './embedded.js';
+import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
 import { shaKey, TxBlobs } from './tx-blobs.js';
 import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.js';
@@ -86,14 +86,15 @@ interface ManifestLine {
   path: string;
 }
 
-async function* manifestLines(manifestPath: string): AsyncGenerator<ManifestLine> {
+/** The manifest's lines whose path `take` accepts. */
+async function* manifestLines(manifestPath: string, take: (path: string) => boolean): AsyncGenerator<ManifestLine> {
   const lines = createInterface({ input: createReadStream(manifestPath), crlfDelay: Infinity });
   let lineNo = 0;
   for await (const line of lines) {
     lineNo++;
     const m = /^([0-9a-f]{64}) (\d+) (\S+)$/.exec(line);
     if (!m) throw new Error(`${manifestPath}:${lineNo}: not a manifest line (<sha256> <size> <path>): ${JSON.stringify(line.slice(0, 120))}`);
-    yield { lineNo, sha: m[1]!, size: Number(m[2]), path: m[3]! };
+    if (take(m[3]!)) yield { lineNo, sha: m[1]!, size: Number(m[2]), path: m[3]! };
   }
 }
 
@@ -107,16 +108,25 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
   const writer = new PackWriter(packDir, { ...opts, base: base && { parts: base.parts, generation: base.header.generation } });
   const txs = new TxBlobs();
+  const reader = new TreeReader(treeDir);
   const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, carried: 0, recipes: 0, slices: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || opts.unchanged !== undefined;
 
-  const readChecked = (l: ManifestLine): Buffer => {
-    const bytes = readFileSync(join(treeDir, l.path));
-    if (bytes.length !== l.size || createHash('sha256').update(bytes).digest('hex') !== l.sha) {
+  /** The file's bytes (read ahead, or now), checked against its manifest line. */
+  const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<Buffer> => {
+    const { bytes, sha } = (await (ahead ?? reader.read([l.path]).then((r) => r[0]!)))!;
+    if (bytes.length !== l.size || sha !== l.sha) {
       throw new Error(`${join(treeDir, l.path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${l.lineNo} (size ${l.size}, sha256 ${l.sha})`);
     }
     return bytes;
+  };
+
+  /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
+  const willRead = (l: ManifestLine): boolean => {
+    if (base && opts.unchanged?.(l.path)) return false;
+    const tx = TX_FILE.exec(l.path);
+    return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
   /** The base pack's record when `unchanged` vouches for it (no read), else undefined. */
@@ -137,23 +147,23 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   /** A block's `.bin` blob: where each of its txs' raw bytes sit; its txs' documents written next to each other. */
-  const indexBlock = (raw: Buffer, blob: BlobRef) => {
+  const indexBlock = async (raw: Buffer, blob: BlobRef) => {
     if (blob.encoding !== Encoding.IDENTITY) return;
-    for (const t of blockTxPlaces(raw)) {
+    const places = blockTxPlaces(raw);
+    const wanted = places.filter((t) => {
       txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)) });
-      const path = `tx/${t.txid}.json`;
-      if (!early || txs.doc(t.txid) || (base && opts.unchanged?.(path))) continue;
-      let doc: Buffer;
-      try {
-        doc = readFileSync(join(treeDir, path));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // a tx of an off-chain block
-        throw e;
-      }
-      const prefix = placementPrefix(doc);
-      const stored = writer.store(doc, true);
-      txs.setDoc(t.txid, { blob: stored, size: doc.length, sha: sha48(doc), prefix, prefixSha: prefix ? sha48(doc.subarray(0, prefix)) : 0, early: true });
-    }
+      return early && !txs.doc(t.txid) && !(base && opts.unchanged?.(`tx/${t.txid}.json`));
+    });
+    if (wanted.length === 0) return;
+    // A tx of an off-chain block has no document: missing files are allowed.
+    const docs = await reader.read(wanted.map((t) => `tx/${t.txid}.json`), true);
+    wanted.forEach((t, i) => {
+      const doc = docs[i];
+      if (doc === undefined || txs.doc(t.txid)) return;
+      const prefix = placementPrefix(doc.bytes);
+      const stored = writer.store(doc.bytes, true);
+      txs.setDoc(t.txid, { blob: stored, size: doc.bytes.length, sha: shaKey(doc.sha), prefix, prefixSha: prefix ? sha48(doc.bytes.subarray(0, prefix)) : 0, early: true });
+    });
   };
 
   const count = (size: number) => {
@@ -162,7 +172,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     n.treeBytes += size;
   };
 
-  const packFile = async (l: ManifestLine, second: boolean) => {
+  const packFile = async (l: ManifestLine, ahead: Promise<FileRead> | undefined, second: boolean) => {
     const tx = TX_FILE.exec(l.path);
     const old = await carried(l);
     if (old) {
@@ -185,7 +195,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         }
       }
     }
-    const bytes = readChecked(l);
+    const bytes = await readChecked(l, ahead);
     count(bytes.length);
     const old2 = await reusable(l.path, bytes);
     let blob: BlobRef;
@@ -219,13 +229,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     if (tx?.[2] === 'json') {
       const prefix = placementPrefix(bytes);
       txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
-    } else if (BLOCK_BIN.test(l.path)) indexBlock(bytes, blob);
+    } else if (BLOCK_BIN.test(l.path)) await indexBlock(bytes, blob);
   };
 
   try {
-    for await (const l of manifestLines(manifestPath)) if (!EMBEDDING.test(l.path)) await packFile(l, false);
+    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead);
+    for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
-    for await (const l of manifestLines(manifestPath)) if (EMBEDDING.test(l.path)) await packFile(l, true);
+    for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
     if (opts.withManifest) writer.add(MANIFEST_PATH, readFileSync(manifestPath));
     const summary = writer.finish();
     return { ...summary, ...n };
@@ -233,6 +244,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     writer.abort();
     throw e;
   } finally {
+    await reader.close();
     await base?.close();
   }
 }

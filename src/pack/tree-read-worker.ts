@@ -1,0 +1,81 @@
+/**
+ * The tree read thread (tree-read.ts): reads batches of a tree's files and their sha256 for
+ * packFromTree, so that opening, reading and hashing a tree's files is off the main thread.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+
+export interface TreeReadWorkerData {
+  /** Marks a tree read thread. */
+  kind: 'snapshot-tree-read';
+  root: string;
+}
+
+/** A batch of paths below the root; `missing: true` lets a file that is not there answer -1. */
+export type TreeReadRequest = { id: number; paths: string[]; missing: boolean } | 'close';
+
+/** The files of a batch, one after the other in `bytes`; a length of -1 is a missing file. */
+export type TreeReadReply =
+  | { id: number; bytes: ArrayBuffer; lengths: Float64Array; shas: string[] }
+  | { id: number; error: string; code?: string; path: string };
+
+function readBatch(root: string, paths: readonly string[], missing: boolean): { bytes: Uint8Array; lengths: Float64Array; shas: string[] } {
+  const lengths = new Float64Array(paths.length);
+  const fds: (number | undefined)[] = [];
+  try {
+    let total = 0;
+    paths.forEach((rel, i) => {
+      try {
+        const fd = openSync(join(root, rel), 'r');
+        fds.push(fd);
+        lengths[i] = fstatSync(fd).size;
+        total += lengths[i]!;
+      } catch (e) {
+        if (!missing || (e as NodeJS.ErrnoException).code !== 'ENOENT') throw Object.assign(e as Error, { path: rel });
+        fds.push(undefined);
+        lengths[i] = -1;
+      }
+    });
+    // One buffer for the batch, each file read into its place: the reply transfers it whole.
+    const bytes = new Uint8Array(total);
+    const shas: string[] = [];
+    let at = 0;
+    paths.forEach((rel, i) => {
+      const fd = fds[i];
+      if (fd === undefined) return void shas.push('');
+      const size = lengths[i]!;
+      let got = 0;
+      try {
+        while (got < size) {
+          const n = readSync(fd, bytes, at + got, size - got, null);
+          if (n === 0) throw new Error(`${size - got} bytes short of the ${size} it had when opened (changed while read)`);
+          got += n;
+        }
+      } catch (e) {
+        throw Object.assign(e as Error, { path: rel });
+      }
+      shas.push(createHash('sha256').update(bytes.subarray(at, at + size)).digest('hex'));
+      at += size;
+    });
+    return { bytes, lengths, shas };
+  } finally {
+    for (const fd of fds) if (fd !== undefined) closeSync(fd);
+  }
+}
+
+if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snapshot-tree-read') {
+  const port = parentPort;
+  const { root } = workerData as TreeReadWorkerData;
+  port.on('message', (m: TreeReadRequest) => {
+    if (m === 'close') return port.close();
+    try {
+      const r = readBatch(root, m.paths, m.missing);
+      port.postMessage({ id: m.id, bytes: r.bytes.buffer as ArrayBuffer, lengths: r.lengths, shas: r.shas } satisfies TreeReadReply, [r.bytes.buffer as ArrayBuffer]);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException & { path?: string };
+      port.postMessage({ id: m.id, error: err.message, code: err.code, path: err.path ?? '' } satisfies TreeReadReply);
+    }
+  });
+}
