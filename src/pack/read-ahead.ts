@@ -14,10 +14,14 @@ export interface FileRead {
   sha: string;
 }
 
-/** A batch ends at this many files or bytes (by the manifest's sizes); this many batches are in flight. */
+/**
+ * A batch ends at this many files or bytes (by the manifest's sizes); up to this many batches,
+ * and bytes, are read ahead of the one in use (a batch of one large file goes alone).
+ */
 const BATCH_FILES = 128;
-const BATCH_BYTES = 8 << 20;
+const BATCH_BYTES = 4 << 20;
 const BATCHES_AHEAD = 4;
+const BYTES_AHEAD = 16 << 20;
 
 /** The read thread of one packFromTree run. */
 export class TreeReader {
@@ -80,9 +84,13 @@ export class TreeReader {
    */
   async *ahead<T extends { path: string; size: number }>(items: AsyncIterable<T>, wanted: (item: T) => boolean): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
     const batches: [T, Promise<FileRead> | undefined][][] = [];
+    const batchBytes: number[] = [];
+    let ahead = 0;
     let batch: T[] = [];
     let bytes = 0;
     const send = () => {
+      batchBytes.push(bytes);
+      ahead += bytes;
       const want = batch.filter(wanted);
       const read = want.length ? this.read(want.map((i) => i.path)) : undefined;
       read?.catch(() => undefined); // thrown when an item's promise is awaited
@@ -103,7 +111,10 @@ export class TreeReader {
       batch.push(item);
       bytes += item.size;
       if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) send();
-      if (batches.length > BATCHES_AHEAD) yield* batches.shift()!;
+      while (batches.length > BATCHES_AHEAD || (ahead > BYTES_AHEAD && batches.length > 1)) {
+        ahead -= batchBytes.shift()!;
+        yield* batches.shift()!;
+      }
     }
     if (batch.length) send();
     for (const b of batches) yield* b;
