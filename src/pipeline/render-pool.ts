@@ -187,8 +187,12 @@ export class RenderPool {
     return s;
   }
 
-  /** Ends the threads (at once after a failure) and removes the text scratch files. */
+  private closed = false;
+
+  /** Ends the threads (at once after a failure) and removes the text scratch files; again, nothing. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     const threads = this.threads ?? [];
     if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
     else await Promise.all(threads.map((t) => t.worker.close('close')));

@@ -105,6 +105,11 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
+    if (pack) {
+      // The render and writer threads are done: their memory is given back before the pack phase.
+      await rendered.pool.close();
+      await staged.writer.close();
+    }
     const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress, opened.hosts));
     return { ...buildReport({ opened, synced, staged, rendered, sealed }), ...(packed && { pack: packed }) };
   } catch (e) {
