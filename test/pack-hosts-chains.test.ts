@@ -11,8 +11,10 @@
  * groups of nearby tx blobs), through
  *   - the generated Cloudflare Worker in workerd with wrangler's local R2;
  *   - the generated Netlify Edge Function in Deno, reading the pack by HTTP Range.
- * The runtimes are skipped with the reason when their binaries cannot run here; the chains are
- * skipped when ../shared lacks them (and fail with CI=true).
+ * Unlike the demo test, each target and gzip choice is asked once per runtime (the answer
+ * cache's second answers are the demo test's part). The runtimes are skipped with the reason when
+ * their binaries cannot run here; the chains are skipped when ../shared lacks them (and fail with
+ * CI=true).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:http';
@@ -111,8 +113,7 @@ for (const chain of CHAINS) {
       console.log(`pack hosts: ${chain.label}: ${c.targets.length} targets (${manifest.size} manifest paths, ${names.length} names)`);
     });
 
-    // Each target and gzip choice once per runtime, the two runtimes at the same time: most of a
-    // run is the wait for one answer at a time (the counted third), which the other run fills.
+    // The two runtimes at the same time: each one's counted pass waits for one answer at a time.
     const run = { once: true, after: (agent: Agent, url: string) => expectConditional(c, agent, url) };
     (WORKERD.skip !== undefined ? it.skip : it.concurrent)(`Cloudflare Worker in workerd with wrangler's local R2${WORKERD.skip ? ` (${WORKERD.skip})` : ''}`, { timeout: 600_000 }, async () => {
       // The bucket the build's own wrangler.toml names.
