@@ -11,21 +11,16 @@
  *     --local`), reads counted by a probe module around the worker;
  *   - the generated Netlify Edge Function in Deno (test/runtimes/netlify-host.ts), reading the
  *     pack by HTTP Range from a local static server (SNAPSHOT_PACK_URL), reads counted there.
- * The runtimes are skipped with the reason when their binaries cannot run here.
+ * The runtimes are skipped with the reason when their binaries cannot run here. The machinery is
+ * test/support/pack-hosts.ts (shared with test/pack-hosts-chains.test.ts, the same on real chains).
  */
-import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { Agent } from 'node:http';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_PATH, SITE_INFO_PATH, type SiteInfo } from '../src/contract/layout.js';
 import { PACK_POINTER } from '../src/contract/pack-format.js';
-import { makeRouterSite, route, type RouterSite } from '../src/contract/router.js';
-import { histogram, recipeReadBounds } from './support/pack-compare.js';
-import { PACK_WORKER, PACK_WORKER_DIR, writePackHostGlue } from '../src/hosts/pack-glue.js';
+import { PACK_WORKER, writePackHostGlue } from '../src/hosts/pack-glue.js';
 import { cloudflarePackWorker } from '../src/hosts/cloudflare-pack-worker.js';
 import { INTERNAL_HEADER } from '../src/hosts/netlify-edge.js';
 import { netlifyPackFunction } from '../src/hosts/netlify-pack-edge.js';
@@ -33,48 +28,25 @@ import { packFromTree } from '../src/pack/from-tree.js';
 import { PackReader } from '../src/pack/reader.js';
 import { PackWriter } from '../src/pack/writer.js';
 import { Progress } from '../src/runtime/progress.js';
-import { startServer, type RunningServer } from '../src/serve/server.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
-import { buildTable, listFiles, namesOf } from './support/conformance-rows.js';
-import { keepAliveRequest, type RawResponse } from './support/http-raw.js';
 import { tempDir } from './support/memory-builds.js';
+import { answerOf, expectConditional, expectTally, hostCase, runAll, runDeno, runWorkerd, type HostCase, type TallyFloor } from './support/pack-hosts.js';
 import { rangeServer } from './support/range-server.js';
-import { denoBinary, startDenoNetlify, startPackWorker, workerdBinary } from './runtimes/launch.js';
+import { denoBinary, workerdBinary } from './runtimes/launch.js';
 
-const require = createRequire(import.meta.url);
 const dir = tempDir('snapshot-pack-hosts-');
 const silent = new Progress({ write: () => true } as unknown as NodeJS.WriteStream, false);
 const BUCKET = 'snapshot-test';
 const DENO = denoBinary();
 const WORKERD = workerdBinary();
-
-interface Answer {
-  status: number;
-  type: string;
-  cache: string;
-  cors: string;
-  body: string;
-}
-
-/** What a front end answered, the body decoded when it came gzip (latin1 text: compared byte for byte). */
-function answerOf(r: { status: number; header(name: string): string | undefined; body: Buffer }, acceptGzip: boolean): Answer & { gzip: boolean } {
-  const encoding = r.header('content-encoding');
-  if (encoding !== undefined && !(acceptGzip && encoding === 'gzip')) throw new Error(`Content-Encoding ${encoding} for a request that ${acceptGzip ? 'accepts gzip' : 'does not accept gzip'}`);
-  const body = encoding === 'gzip' ? gunzipSync(r.body) : r.body;
-  return { status: r.status, type: r.header('content-type') ?? '', cache: r.header('cache-control') ?? '', cors: r.header('access-control-allow-origin') ?? '', body: body.toString('latin1'), gzip: encoding === 'gzip' };
-}
-
-const fromRaw = (r: RawResponse, gzip: boolean) => answerOf({ status: r.status, header: (n) => r.headers[n], body: r.body }, gzip);
+/** What every front end must show on the demo chain. */
+const FLOOR: TallyFloor = { counted: 2000, recipes: 100, gzipAnswers: 100 };
 
 let tree: string;
 let pack: string;
 let info: SiteInfo;
-/** Request targets as an edge platform passes them on (WHATWG-parsed), each once. */
-let targets: string[];
-/** `snapshot serve` on the tree: the reference answer of each target. */
-const want = new Map<string, Answer>();
-let node: RunningServer;
+let c: HostCase;
 
 beforeAll(async () => {
   tree = dir('tree');
@@ -83,120 +55,15 @@ beforeAll(async () => {
   await packFromTree(tree, pack);
   info = JSON.parse(readFileSync(join(tree, SITE_INFO_PATH), 'utf8')) as SiteInfo;
   await writePackHostGlue(pack, info, { bucket: BUCKET });
-  const rows = buildTable({ label: 'demo', dir: tree, info, names: namesOf(listFiles(tree)), richName: Buffer.from('d/history') });
-  const manifestPaths = readFileSync(join(tree, MANIFEST_PATH), 'utf8').trim().split('\n').map((l) => '/' + l.split(' ')[2]);
-  const seen = new Set<string>();
-  for (const t of [...rows.map((r) => r.target), ...manifestPaths]) {
-    let u: URL;
-    try {
-      u = new URL(t, 'http://site.test');
-    } catch {
-      continue; // a target no platform would pass on
-    }
-    seen.add(u.pathname + u.search);
-  }
-  targets = [...seen];
-  recipeBound = await recipeReadBounds(pack, manifestPaths.map((m) => m.slice(1)));
-  node = await startServer({ dir: tree, port: 0 });
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-  try {
-    for (const t of targets) {
-      const { gzip: _, ...answer } = fromRaw(await keepAliveRequest(agent, node.url, t), false);
-      want.set(t, answer);
-    }
-  } finally {
-    agent.destroy();
-  }
+  c = await hostCase(tree, pack, 'demo', Buffer.from('d/history'));
 }, 300_000);
-
-afterAll(async () => {
-  await node?.close();
-});
-
-interface Tally {
-  requests: number;
-  /** Requests whose storage reads were counted. */
-  counted: number;
-  /** The most reads of one request for a stored or hex entry (or an error). */
-  maxReads: number;
-  reads: number;
-  gzipAnswers: number;
-  /** Reads of each counted request for a recipe; those over the format's bound (2 + coalesced groups). */
-  recipeReads: number[];
-  recipeOver: string[];
-}
-
-/** The most range reads a recipe's answer may take, by file (a file not in it is no recipe). */
-let recipeBound: Map<string, number>;
-
-/**
- * Every target, plain and with gzip accepted, compared with the reference. First a third of the
- * targets one request at a time, each request's storage reads counted (`reads`; the first
- * request warms the pack's root), then all of them `concurrency` at a time (most answers then
- * come from the answer cache, where the runtime has one).
- */
-async function runAll(front: string, ask: (target: string, gzip: boolean) => Promise<{ answer: Answer & { gzip: boolean }; reads: number }>, concurrency = 1): Promise<Tally> {
-  const [tally, site]: [Tally, RouterSite] = [{ requests: 0, counted: 0, maxReads: 0, reads: 0, gzipAnswers: 0, recipeReads: [], recipeOver: [] }, makeRouterSite(info)];
-  await ask('/stats.json', false);
-  const differences: string[] = [];
-  const one = async (t: string, gzip: boolean, count: boolean) => {
-    const { answer, reads } = await ask(t, gzip);
-    const { gzip: wasGzip, ...got } = answer;
-    const ref = want.get(t)!;
-    if (JSON.stringify(got) !== JSON.stringify(ref)) {
-      if (differences.length < 5) expect(got, `${front} ${t.slice(0, 120)}${gzip ? ' (gzip accepted)' : ''}`).toEqual(ref);
-      differences.push(t);
-    }
-    tally.requests++;
-    if (wasGzip) tally.gzipAnswers++;
-    if (!count) return;
-    tally.counted++;
-    tally.reads += reads;
-    const r = route(t, site);
-    const bound = r.type === 'file' ? recipeBound.get(r.file) : undefined;
-    if (bound === undefined) tally.maxReads = Math.max(tally.maxReads, reads);
-    else if (tally.recipeReads.push(reads) && reads > bound) tally.recipeOver.push(`${t}: ${reads} reads, at most ${bound}`);
-  };
-  const counted = targets.filter((_, i) => i % 3 === 0);
-  for (const gzip of [false, true]) for (const t of counted) await one(t, gzip, true);
-  const jobs = [false, true].flatMap((gzip) => targets.map((t) => [t, gzip] as const));
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < jobs.length) {
-        const [t, gzip] = jobs[next++]!;
-        await one(t, gzip, false);
-      }
-    }),
-  );
-  expect(differences).toEqual([]);
-  console.log(
-    `pack hosts: ${front}: ${tally.requests} requests, 0 differences; ${tally.counted} counted one at a time: ${tally.reads} storage reads, at most ${tally.maxReads} in one request for a stored entry; ` +
-      `${tally.recipeReads.length} recipe answers, reads: count ${histogram(tally.recipeReads)}; ${tally.gzipAnswers} gzip answers`,
-  );
-  return tally;
-}
-
-/** What every front end must show. */
-function expectTally(t: Tally): void {
-  expect(t.requests).toBe(targets.length * 2 + t.counted);
-  expect(t.counted).toBeGreaterThan(2000);
-  expect(t.maxReads).toBeLessThanOrEqual(2);
-  expect(t.recipeReads.length).toBeGreaterThan(100);
-  expect(t.recipeOver).toEqual([]);
-  // The counting sees reads: the first request of a document needs its slot or its blob.
-  expect(t.reads).toBeGreaterThan(t.counted / 4);
-  expect(t.gzipAnswers).toBeGreaterThan(100);
-}
-
-const packFiles = () => readdirSync(pack).filter((f) => f === PACK_POINTER || /\.(idx|part)$/.test(f));
 
 describe('pack host glue', () => {
   it('the targets cover the tree: every manifest path and the conformance rows', () => {
     const manifest = readFileSync(join(tree, MANIFEST_PATH), 'utf8').trim().split('\n').length;
-    expect(targets.length).toBeGreaterThan(manifest + 2000);
-    expect([...want.values()].filter((a) => a.status === 200).length).toBeGreaterThan(manifest / 2);
-    const statuses = new Set([...want.values()].map((a) => a.status));
+    expect(c.targets.length).toBeGreaterThan(manifest + 2000);
+    expect([...c.want.values()].filter((a) => a.status === 200).length).toBeGreaterThan(manifest / 2);
+    const statuses = new Set([...c.want.values()].map((a) => a.status));
     for (const s of [200, 400, 404, 414]) expect(statuses.has(s), `a target answered ${s}`).toBe(true);
   });
 
@@ -218,69 +85,21 @@ describe('pack host glue', () => {
         },
       },
     };
-    const tally = await runAll('Cloudflare Worker in-process', async (target, gzip) => {
+    const tally = await runAll(c, 'Cloudflare Worker in-process', async (target, gzip) => {
       const before = gets;
       const res = await mod.default.fetch(new Request(new URL(target, 'http://site.test'), { headers: gzip ? { 'Accept-Encoding': 'gzip, br' } : {} }), env);
       const body = Buffer.from(await res.arrayBuffer());
       return { answer: answerOf({ status: res.status, header: (n) => res.headers.get(n) ?? undefined, body }, gzip), reads: gets - before };
     });
-    expectTally(tally);
+    expectTally(c, tally, FLOOR);
   });
 
   it.skipIf(WORKERD.skip !== undefined)(`Cloudflare Worker in workerd with wrangler's local R2${WORKERD.skip ? ` (${WORKERD.skip})` : ''}`, { timeout: 600_000 }, async () => {
-    const state = dir('wrangler-state');
-    const t0 = performance.now();
-    const list = dir('r2-objects.json');
-    writeFileSync(list, JSON.stringify(packFiles().map((f) => ({ key: f, file: join(pack, f) }))));
-    const r = spawnSync(process.execPath, [require.resolve('wrangler/bin/wrangler.js'), 'r2', 'bulk', 'put', BUCKET, '--filename', list, '--local', '--persist-to', state], {
-      cwd: join(pack, PACK_WORKER_DIR),
-      encoding: 'utf8',
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
-      timeout: 120_000,
-    });
-    expect(r.status, `wrangler r2 bulk put: ${r.stderr}${r.stdout}`).toBe(0);
-    console.log(`pack hosts: wrangler r2 bulk put --local: ${packFiles().length} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const runtime = await startPackWorker(join(pack, PACK_WORKER_DIR), join(state, 'v3', 'r2'), BUCKET);
-    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-    try {
-      const url = runtime.urls[0]!;
-      const tally = await runAll('Cloudflare Worker in workerd (local R2)', async (target, gzip) => {
-        const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
-        return { answer: fromRaw(r, gzip), reads: Number(r.headers['x-test-bucket-gets']) };
-      }, 8);
-      expectTally(tally);
-      await expectConditional(agent, url);
-    } catch (e) {
-      console.error(runtime.output().slice(-3000));
-      throw e;
-    } finally {
-      agent.destroy();
-      await runtime.stop();
-    }
+    await runWorkerd(c, 'Cloudflare Worker in workerd (local R2)', dir(), BUCKET, FLOOR, { after: (agent, url) => expectConditional(c, agent, url) });
   });
 
   it.skipIf(DENO.skip !== undefined)(`Netlify Edge Function in Deno over HTTP Range${DENO.skip ? ` (${DENO.skip})` : ''}`, { timeout: 300_000 }, async () => {
-    const files = await rangeServer(pack);
-    // A fresh Deno cache directory: the function's Cache API entries must not outlive this run.
-    const runtime = await startDenoNetlify(DENO.path!, [pack], undefined, { SNAPSHOT_PACK_URL: files.url, DENO_DIR: dir('deno-dir') });
-    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-    try {
-      const url = runtime.urls[0]!;
-      const tally = await runAll('Netlify Edge Function in Deno (HTTP Range)', async (target, gzip) => {
-        const before = files.requests();
-        const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
-        return { answer: fromRaw(r, gzip), reads: files.requests() - before };
-      }, 8);
-      expectTally(tally);
-      await expectConditional(agent, url);
-    } catch (e) {
-      console.error(runtime.output().slice(-3000));
-      throw e;
-    } finally {
-      agent.destroy();
-      await runtime.stop();
-      files.server.close();
-    }
+    await runDeno(c, 'Netlify Edge Function in Deno (HTTP Range)', DENO.path!, dir('deno-dir'), FLOOR, { after: (agent, url) => expectConditional(c, agent, url) });
   });
 });
 
@@ -381,20 +200,3 @@ describe('pack host glue: Netlify without a pack URL', () => {
     expect(seen.some((p) => p.endsWith('.part'))).toBe(true);
   });
 });
-
-/** HEAD sends the GET's headers without a body; If-None-Match with the ETag answers 304. */
-async function expectConditional(agent: Agent, url: string): Promise<void> {
-  const sample = targets.filter((t) => want.get(t)!.status === 200 && /^\/(tx|block)\/[0-9a-f]{64}\.(json|bin|hex)$/.test(t)).slice(0, 6);
-  expect(sample.length).toBe(6);
-  for (const t of sample) {
-    const get = await keepAliveRequest(agent, url, t);
-    const head = await keepAliveRequest(agent, url, t, 'HEAD');
-    expect(head.status, t).toBe(200);
-    expect(head.body.length, t).toBe(0);
-    expect(head.headers['etag'], t).toBe(get.headers['etag']);
-    expect(get.headers['etag'], t).toMatch(/^"[0-9a-f]{16}-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"$/);
-    const again = await keepAliveRequest(agent, url, t, 'GET', { 'If-None-Match': get.headers['etag']! });
-    expect(again.status, t).toBe(304);
-    expect(again.headers['cache-control'], t).toBe(want.get(t)!.cache);
-  }
-}

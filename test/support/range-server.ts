@@ -6,12 +6,17 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { decideRange } from '../../src/serve/range.js';
 
-/** A static server of `dir` that answers one byte range with 206 (src/serve/range.ts decides). */
-export async function rangeServer(dir: string): Promise<{ url: string; server: Server; requests: () => number }> {
+/**
+ * A static server of `dir` that answers one byte range with 206 (src/serve/range.ts decides);
+ * `requests()` counts the requests so far, `requests(name)` those for one file.
+ */
+export async function rangeServer(dir: string): Promise<{ url: string; server: Server; requests: (name?: string) => number }> {
   let requests = 0;
+  const byName = new Map<string, number>();
   const server = createServer((req, res) => {
     requests++;
     const name = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1));
+    byName.set(name, (byName.get(name) ?? 0) + 1);
     let size: number;
     try {
       if (name.includes('/')) throw new Error('no subdirectories');
@@ -34,6 +39,6 @@ export async function rangeServer(dir: string): Promise<{ url: string; server: S
     createReadStream(join(dir, name), { start: d.start, end: d.end }).pipe(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server, requests: () => requests };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server, requests: (name?: string) => (name === undefined ? requests : (byName.get(name) ?? 0)) };
 }
 
