@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // The slowest files (measured on 2 cores), started first so that the two workers end
 // together instead of one long file running alone at the end; the rest in vitest's own order.
 const SLOWEST = [
+  'test/pack-hosts-chains.test.ts',
   'test/incremental-kill.test.ts',
   'test/conformance.test.ts',
   'test/build-kill.test.ts',
