@@ -6,7 +6,7 @@ import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Ta
 import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
-import { packIsCurrent, packPhase, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
+import { packIsCurrent, packPhase, releaseForPack, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
 import { publishPhase } from './build/publish.js';
 import { renderPhase } from './build/render.js';
 import { buildReport } from './build/report.js';
@@ -105,11 +105,7 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
-    if (pack) {
-      // The render and writer threads are done: their memory is given back before the pack phase.
-      await rendered.pool.close();
-      await staged.writer.close();
-    }
+    if (pack) await releaseForPack(teardown);
     const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress, opened.hosts));
     return { ...buildReport({ opened, synced, staged, rendered, sealed }), ...(packed && { pack: packed }) };
   } catch (e) {

@@ -79,8 +79,8 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
       }
     },
   });
-  teardown.add(() => store.close());
+  teardown.add(() => store.close(), 'index');
   const index = new ChainIndex(store, new BlocksSpill(spillPath), net);
-  teardown.add(() => index.spill.close());
+  teardown.add(() => index.spill.close(), 'index');
   return { targets, source, progress, pretty, cap, hosts, nginxUpstream: opts.nginxUpstream, format: opts.format ?? 'tree', asked, index, meta, fullReason, full: fullReason !== undefined };
 }

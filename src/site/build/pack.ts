@@ -27,6 +27,7 @@ import { isMarked, refuse } from '../../publish/releases.js';
 import type { Progress } from '../../runtime/progress.js';
 import type { BuildHooks, BuildOptions } from './options.js';
 import type { Sealed } from './seal.js';
+import type { Teardown } from './teardown.js';
 
 export interface PackTargets {
   /** `--out`: the pack directory. */
@@ -187,6 +188,12 @@ function writeRecord(stateDir: string, r: PackRecord): void {
   const tmp = join(stateDir, `${RECORD}.tmp`);
   writeFileSync(tmp, JSON.stringify(r) + '\n');
   renameSync(tmp, join(stateDir, RECORD));
+}
+
+/** Before the pack phase: the render and writer threads and the index are done with, and their memory (the index's mapped pages) is given back. */
+export async function releaseForPack(teardown: Teardown): Promise<void> {
+  await teardown.release('threads');
+  await teardown.release('index');
 }
 
 /**

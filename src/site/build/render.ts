@@ -31,7 +31,7 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
   await index.store.root.flushed; // the render threads read the index
   const rawWritten = full && opened.shard === undefined; // by the scan (sync phase); a shard build has none: its raw files come from the block spill
   const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), rawWritten, hooks.renderThreadsAbove, opened.shard);
-  teardown.add(() => pool.close());
+  teardown.add(() => pool.close(), 'threads');
   const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
   await writeTxsAndBlocks(ctx);

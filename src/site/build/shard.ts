@@ -23,7 +23,7 @@ import { validatedSource } from '../../source/block-validation.js';
 import { HOSTS } from '../../hosts/index.js';
 import type { Opened } from './open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './options.js';
-import { packHosts, packPhase, packTargets, packedTreeBefore, refusePackAsTree, type PackReport } from './pack.js';
+import { packHosts, packPhase, releaseForPack, packTargets, packedTreeBefore, refusePackAsTree, type PackReport } from './pack.js';
 import { renderPhase } from './render.js';
 import { sealPhase } from './seal.js';
 import { stagePhase } from './stage.js';
@@ -100,12 +100,12 @@ async function shardPhases(opts: Omit<ShardOptions, 'source'> & OpenedOptions, i
     const source = validatedSource(opts.source, { skipInvalid: false });
     const net = source.network;
     const store = openStore(indexDir, { readOnly: true });
-    teardown.add(() => store.close());
+    teardown.add(() => store.close(), 'index');
     const stored = readMeta(store);
     const height = checkIndex(indexDir, stored?.meta, stored?.format, net.name, opts.height);
     const meta: IndexMeta = { ...stored!.meta!, capped: [], offchain: [] }; // a fresh tree: nothing published to compare with
     const index = new ChainIndex(store, new BlocksSpill(join(indexDir, BLOCKS_SPILL_FILE), true), net);
-    teardown.add(() => index.spill.close());
+    teardown.add(() => index.spill.close(), 'index');
     const tip = index.hashAt(height)!;
     const theirs = await source.hashAt(height);
     if (theirs !== tip) refuse(`--state ${indexDir} holds block ${tip} at height ${height}, but ${source.description} has ${theirs}: not an index of this chain; run snapshot index first`);
@@ -149,6 +149,7 @@ async function shardPhases(opts: Omit<ShardOptions, 'source'> & OpenedOptions, i
     checkTargets(targets.outDir, targets.stateDir);
     const treeBefore = pack && packedTreeBefore(pack);
     await publish(sealed.root, targets.outDir, hooks.onPublishStep);
+    if (pack) await releaseForPack(teardown);
     const packed = pack && (await packPhase(pack, sealed, treeBefore, hooks, progress, hosts, true));
     return {
       shard: opts.shard,

@@ -27,6 +27,6 @@ export function stagePhase({ targets: { outDir, stateDir }, full, shard }: Opene
   teardown.add(() => rmSync(rowsDir, { recursive: true, force: true }));
   resetRowsDir(rowsDir);
   const writer = new SiteWriter(staged.dir, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale }, shard && shardKeeps(shard));
-  teardown.add(() => writer.close());
+  teardown.add(() => writer.close(), 'threads');
   return { writer, rowsDir };
 }
