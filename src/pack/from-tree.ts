@@ -30,7 +30,8 @@ export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
   append?: boolean;
   /**
    * Paths known to answer as in the pack appended to (a build's unchanged paths): their records
-   * are kept without reading the file (a record of another size is compared as usual).
+   * are kept without reading the file (a record of another size is stored again). The other
+   * paths are taken as changed: stored without being compared with their old answers.
    */
   unchanged?: (path: string) => boolean;
   /** Store the tree's `_manifest.json` too, as an entry of the same path (what verify reads). */
@@ -136,9 +137,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return old && old.size === l.size ? old : undefined;
   };
 
-  /** The base pack's record when its answer equals `bytes` (read and compared), else undefined. */
+  /**
+   * The base pack's record when its answer equals `bytes` (read and compared), else undefined.
+   * With `unchanged`, the other paths are the ones the build changed: no old answer is assembled
+   * to be compared (a hub address's is the largest read of a pack).
+   */
   const reusable = async (path: string, bytes: Uint8Array) => {
-    if (!base) return undefined;
+    if (!base || opts.unchanged) return undefined;
     const old = await base.lookup(path);
     // Equal sizes first: a changed size costs no read of the old answer.
     if (!old || old.size !== bytes.length) return undefined;
