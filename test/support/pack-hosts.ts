@@ -19,7 +19,7 @@ import { PACK_POINTER } from '../../src/contract/pack-format.js';
 import { makeRouterSite, route, type RouterSite } from '../../src/contract/router.js';
 import { PACK_WORKER_DIR } from '../../src/hosts/pack-glue.js';
 import { startServer } from '../../src/serve/server.js';
-import { startDenoNetlify, startPackWorker } from '../runtimes/launch.js';
+import { startDenoNetlify, startPackWorker, type RuntimeProcess } from '../runtimes/launch.js';
 import { buildTable, listFiles, namesOf } from './conformance-rows.js';
 import { keepAliveRequest, type RawResponse } from './http-raw.js';
 import { histogram, recipeReadBounds } from './pack-compare.js';
@@ -222,13 +222,26 @@ export async function runWorkerd(c: HostCase, front: string, scratch: string, bu
   expect(r.status, `wrangler r2 bulk put: ${r.stderr}${r.stdout}`).toBe(0);
   console.log(`pack hosts: wrangler r2 bulk put --local: ${packObjects(c.pack).length} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const runtime = await startPackWorker(join(c.pack, PACK_WORKER_DIR), join(state, 'v3', 'r2'), bucket);
+  return throughRuntime(c, front, floor, o, runtime, async (agent, url, target, gzip) => {
+    const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
+    return { answer: fromRaw(r, gzip), reads: Number(r.headers['x-test-bucket-gets']) };
+  });
+}
+
+/** Every target through a started runtime (8 at a time), the tally checked, `o.after` run; the runtime stopped, its output shown on a failure. */
+async function throughRuntime(
+  c: HostCase,
+  front: string,
+  floor: TallyFloor,
+  o: RunOptions,
+  runtime: RuntimeProcess,
+  ask: (agent: Agent, url: string, target: string, gzip: boolean) => ReturnType<Ask>,
+  done?: () => void,
+): Promise<Tally> {
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   try {
     const url = runtime.urls[0]!;
-    const tally = await runAll(c, front, async (target, gzip) => {
-      const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
-      return { answer: fromRaw(r, gzip), reads: Number(r.headers['x-test-bucket-gets']) };
-    }, 8, o.once);
+    const tally = await runAll(c, front, (target, gzip) => ask(agent, url, target, gzip), 8, o.once);
     expectTally(c, tally, floor, o.once);
     await o.after?.(agent, url);
     return tally;
@@ -238,6 +251,7 @@ export async function runWorkerd(c: HostCase, front: string, scratch: string, bu
   } finally {
     agent.destroy();
     await runtime.stop();
+    done?.();
   }
 }
 
@@ -250,27 +264,13 @@ export async function runDeno(c: HostCase, front: string, deno: string, denoDir:
   const files = await rangeServer(c.pack);
   // A fresh Deno cache directory: the function's Cache API entries must not outlive this run.
   const runtime = await startDenoNetlify(deno, [c.pack], undefined, { SNAPSHOT_PACK_URL: files.url, DENO_DIR: denoDir });
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-  try {
-    const url = runtime.urls[0]!;
-    // The pointer's periodic re-read (src/hosts/pack-edge.ts) is the pack's root, not the request's.
-    const reads = () => files.requests() - files.requests(PACK_POINTER);
-    const tally = await runAll(c, front, async (target, gzip) => {
-      const before = reads();
-      const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
-      return { answer: fromRaw(r, gzip), reads: reads() - before };
-    }, 8, o.once);
-    expectTally(c, tally, floor, o.once);
-    await o.after?.(agent, url);
-    return tally;
-  } catch (e) {
-    console.error(runtime.output().slice(-3000));
-    throw e;
-  } finally {
-    agent.destroy();
-    await runtime.stop();
-    files.server.close();
-  }
+  // The pointer's periodic re-read (src/hosts/pack-edge.ts) is the pack's root, not the request's.
+  const reads = () => files.requests() - files.requests(PACK_POINTER);
+  return throughRuntime(c, front, floor, o, runtime, async (agent, url, target, gzip) => {
+    const before = reads();
+    const r = await keepAliveRequest(agent, url, target, 'GET', gzip ? { 'Accept-Encoding': 'gzip' } : {});
+    return { answer: fromRaw(r, gzip), reads: reads() - before };
+  }, () => files.server.close());
 }
 
 /** HEAD sends the GET's headers without a body; If-None-Match with the ETag answers 304. */
