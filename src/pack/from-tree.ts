@@ -123,17 +123,20 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return bytes;
   };
 
+  /** Whether `unchanged` vouches for `path` in the pack appended to (its record is kept unread). */
+  const vouched = (path: string): boolean => base !== undefined && opts.unchanged?.(path) === true;
+
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (base && opts.unchanged?.(l.path)) return false;
+    if (vouched(l.path)) return false;
     const tx = TX_FILE.exec(l.path);
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
   /** The base pack's record when `unchanged` vouches for it (no read), else undefined. */
   const carried = async (l: ManifestLine) => {
-    if (!base || !opts.unchanged?.(l.path)) return undefined;
-    const old = await base.lookup(l.path);
+    if (!vouched(l.path)) return undefined;
+    const old = await base!.lookup(l.path);
     return old && old.size === l.size ? old : undefined;
   };
 
@@ -157,7 +160,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const places = blockTxPlaces(raw);
     const wanted = places.filter((t) => {
       txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)) });
-      return early && !txs.doc(t.txid) && !(base && opts.unchanged?.(`tx/${t.txid}.json`));
+      return early && !txs.doc(t.txid) && !vouched(`tx/${t.txid}.json`);
     });
     if (wanted.length === 0) return;
     // A tx of an off-chain block has no document: missing files are allowed.

@@ -1,5 +1,5 @@
 /**
- * The tree read thread (tree-read.ts): reads batches of a tree's files and their sha256 for
+ * The tree read thread (read-ahead.ts): reads batches of a tree's files and their sha256 for
  * packFromTree, so that opening, reading and hashing a tree's files is off the main thread.
  */
 import { createHash } from 'node:crypto';

@@ -187,12 +187,8 @@ export class RenderPool {
     return s;
   }
 
-  private closed = false;
-
-  /** Ends the threads (at once after a failure) and removes the text scratch files; again, nothing. */
+  /** Ends the threads (at once after a failure) and removes the text scratch files. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
     const threads = this.threads ?? [];
     if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
     else await Promise.all(threads.map((t) => t.worker.close('close')));
