@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RecipeSegment } from '../contract/pack-format.js';
-import type { TxBlobs } from './tx-blobs.js';
+import { PREFIX_UNKNOWN, type TxBlobs } from './tx-blobs.js';
 
 const HEAD = Buffer.from('{"hash":"');
 const AFTER_TXID = Buffer.from('","ver":');
@@ -20,9 +20,10 @@ const CLOSE = 0x7d;
 /** A range segment costs about 20 bytes of recipe: shorter matches stay literal. */
 export const MIN_REFERENCE = 64;
 
-/** The first 48 bits of the sha256 of `b` (as TxBlobs keeps them). */
-export function sha48(b: Uint8Array): number {
-  return createHash('sha256').update(b).digest().readUIntBE(0, 6);
+/** The first 48 bits of the sha256 of `b` followed by `more` (as TxBlobs keeps them). */
+export function sha48(b: Uint8Array, more?: Uint8Array): number {
+  const h = createHash('sha256').update(b);
+  return (more ? h.update(more) : h).digest().readUIntBE(0, 6);
 }
 
 /** What a block document's element for a tx ends before: its placement fields (txObject adds them last). */
@@ -34,24 +35,47 @@ export function placementPrefix(doc: Buffer): number {
   return at > 0 && doc[doc.length - 1] === CLOSE ? at : 0;
 }
 
+/** The txid of the compact tx document head at `p` (`{"hash":"<txid>","ver":`), or undefined. */
+function headTxid(doc: Buffer, p: number): string | undefined {
+  const afterTxid = p + HEAD.length + TXID_HEX;
+  if (afterTxid + AFTER_TXID.length > doc.length || doc.compare(AFTER_TXID, 0, AFTER_TXID.length, afterTxid, afterTxid + AFTER_TXID.length) !== 0) return undefined;
+  return doc.toString('latin1', p + HEAD.length, afterTxid);
+}
+
+/** The txids of the compact tx document heads in `doc`, in order (each a candidate for embeddedTxSegments). */
+export function headTxids(doc: Buffer): string[] {
+  const out: string[] = [];
+  for (let p = doc.indexOf(HEAD); p >= 0; p = doc.indexOf(HEAD, p + 1)) {
+    const txid = headTxid(doc, p);
+    if (txid) out.push(txid);
+  }
+  return out;
+}
+
 /**
  * The segments of `doc` with each embedded tx document as a range of its blob; undefined when
- * none is found. Adjacent literal bytes are one segment.
+ * none is found. Adjacent literal bytes are one segment. `placement`, for a block document: the
+ * placement fields its txs' documents end with (the same for every tx of a block), which tells
+ * the embedded length of a document whose prefix is PREFIX_UNKNOWN, checked by the sha256 of the
+ * embedded bytes followed by them against the document's.
  */
-export function embeddedTxSegments(doc: Buffer, txs: TxBlobs): RecipeSegment[] | undefined {
+export function embeddedTxSegments(doc: Buffer, txs: TxBlobs, placement?: Buffer): RecipeSegment[] | undefined {
   const segs: RecipeSegment[] = [];
   let literalFrom = 0;
   let refs = 0;
   let p = doc.indexOf(HEAD);
   while (p >= 0) {
-    const afterTxid = p + HEAD.length + TXID_HEX;
+    const txid = headTxid(doc, p);
     let taken = 0;
-    if (afterTxid + AFTER_TXID.length <= doc.length && doc.compare(AFTER_TXID, 0, AFTER_TXID.length, afterTxid, afterTxid + AFTER_TXID.length) === 0) {
-      const t = txs.doc(doc.toString('latin1', p + HEAD.length, afterTxid));
+    if (txid) {
+      const t = txs.doc(txid);
       if (t) {
         const end = p + t.size;
         if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && sha48(doc.subarray(p, end)) === t.sha) taken = t.size;
-        else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha48(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
+        else if (t.prefix === PREFIX_UNKNOWN) {
+          const prefix = placement ? t.size - placement.length : 0;
+          if (prefix >= MIN_REFERENCE && p + prefix < doc.length && doc[p + prefix] === CLOSE && sha48(doc.subarray(p, p + prefix), placement) === t.sha) taken = prefix;
+        } else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha48(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
         if (taken) {
           if (p > literalFrom) segs.push({ type: 'literal', bytes: doc.subarray(literalFrom, p) });
           segs.push({ type: 'range', blob: t.blob, start: 0, length: taken });

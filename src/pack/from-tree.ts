@@ -19,10 +19,10 @@ import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Encoding, PACK_POINTER, hexBytes, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
-import { embeddedTxSegments, placementPrefix, sha48 } from './embedded.js';
+import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
-import { shaKey, TxBlobs } from './tx-blobs.js';
+import { PREFIX_UNKNOWN, shaKey, TxBlobs } from './tx-blobs.js';
 import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
@@ -63,6 +63,7 @@ const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
 const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
 /** The documents that embed tx documents: packed in the second pass, as recipes. */
 const EMBEDDING = /^(?:address\/[^/]+|block\/[0-9a-f]{64})\.json$/;
+const BLOCK_JSON = /^block\/[0-9a-f]{64}\.json$/;
 
 /** The bytes a `.hex` file spells, when it is exactly their lowercase hex; else undefined. */
 export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
@@ -174,6 +175,20 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     });
   };
 
+  /**
+   * A block document embeds its txs' documents without their placement fields, which are the
+   * same for every tx of the block: for the documents kept unread from the pack appended to,
+   * they are learnt by reading the first such document from it.
+   */
+  const placementOf = async (doc: Buffer): Promise<Buffer | undefined> => {
+    const txid = headTxids(doc).find((id) => txs.doc(id)?.prefix === PREFIX_UNKNOWN);
+    const answer = txid && (await base!.get(`tx/${txid}.json`));
+    if (!answer) return undefined;
+    const bytes = Buffer.from(await answerBytes(answer));
+    const prefix = placementPrefix(bytes);
+    return prefix ? bytes.subarray(prefix) : undefined;
+  };
+
   const count = (size: number) => {
     if (n.files % 4096 === 0) opts.onProgress?.(n.files);
     n.files++;
@@ -188,7 +203,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       count(old.size);
       n.reused++;
       n.carried++;
-      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: 0, prefixSha: 0, early: false });
+      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: PREFIX_UNKNOWN, prefixSha: 0, early: false });
       return;
     }
     if (tx?.[2] === 'json') {
@@ -212,7 +227,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       n.reused++;
       blob = blobOf(old2);
     } else if (second) {
-      const segs = embeddedTxSegments(bytes, txs);
+      const placement = base && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
+      const segs = embeddedTxSegments(bytes, txs, placement);
       if (segs) {
         writer.addRecipe(l.path, segs, { compress: true });
         n.recipes++;

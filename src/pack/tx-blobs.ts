@@ -13,13 +13,16 @@
  */
 import type { BlobRef, Encoding } from '../contract/pack-format.js';
 
+/** TxDocBlob.prefix of a document kept from a previous pack unread: not known until read (see packFromTree). */
+export const PREFIX_UNKNOWN = 0xffffffff;
+
 /** A tx document's blob and what identifies its bytes. */
 export interface TxDocBlob {
   blob: BlobRef;
   size: number;
   /** First 48 bits of the document's sha256 (shaKey). */
   sha: number;
-  /** Length of the document without its placement fields (`,"block":…,"time":…}`), or 0 when unknown. */
+  /** Length of the document without its placement fields (`,"block":…,"time":…}`): 0 when it has none, PREFIX_UNKNOWN when not read. */
   prefix: number;
   /** First 48 bits of the sha256 of those `prefix` bytes (0 when `prefix` is). */
   prefixSha: number;

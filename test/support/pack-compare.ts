@@ -149,6 +149,26 @@ export async function recipeReadBounds(packDir: string, paths: readonly string[]
   return bounds;
 }
 
+/**
+ * Per document among `paths` that is a recipe in `packDir`: how many of its bytes the recipe
+ * holds as literals (the rest are ranges of other blobs). A document stored whole counts all
+ * its bytes.
+ */
+export async function literalBytes(packDir: string, paths: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const reader = await PackReader.open(packDir);
+  try {
+    for (const p of paths) {
+      const r = (await reader.lookup(p))!;
+      if (r.kind !== Kind.RECIPE) out.set(p, r.size);
+      else out.set(p, (await recipeOf(reader, p)).reduce((n, s) => n + (s.type === 'literal' ? s.bytes.length : 0), 0));
+    }
+  } finally {
+    await reader.close();
+  }
+  return out;
+}
+
 /** `value: count` pairs of `xs`, by value. */
 export function histogram(xs: readonly number[]): string {
   const h = new Map<number, number>();
