@@ -62,8 +62,11 @@ describe('pack format codec', () => {
   });
 
   it('keys are the first 128 bits of sha256 of the tree path', () => {
-    for (const p of ['tx/00.json', 'v/history-rawtx/name/d~2falpha.json', 'stats.json', 'name/é.json']) {
-      expect(Buffer.from(packKey(p)).toString('hex')).toBe(createHash('sha256').update(p, 'utf8').digest('hex').slice(0, 32));
+    const long = (unit: string, n: number) => `name/${unit.repeat(n)}.json`;
+    const paths = ['tx/00.json', 'v/history-rawtx/name/d~2falpha.json', 'stats.json', 'name/é.json', 'name/😀.json', long('a', 3000), long('é', 1100), long('😀', 600), long('€', 1014), long('€', 1015)];
+    // Twice each, in turn: a key does not depend on the path hashed before it.
+    for (const p of [...paths, ...paths]) {
+      expect(Buffer.from(packKey(p)).toString('hex'), p.slice(0, 40)).toBe(createHash('sha256').update(p, 'utf8').digest('hex').slice(0, 32));
     }
   });
 

@@ -26,9 +26,13 @@ export function crc32(bytes: Uint8Array, crc = 0): number {
 export const utf8 = new TextEncoder();
 export const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** Where packKey encodes a path (a UTF-8 path is at most 3 bytes a UTF-16 unit: longer ones are encoded apart). */
+const PATH_BYTES = new Uint8Array(3072);
+
 /** The directory key of a tree path (its canonical request key): the first 128 bits of sha256(path). */
 export function packKey(path: string): Uint8Array {
-  return sha256(utf8.encode(path)).subarray(0, KEY_BYTES);
+  const bytes = path.length * 3 <= PATH_BYTES.length ? PATH_BYTES.subarray(0, utf8.encodeInto(path, PATH_BYTES).written) : utf8.encode(path);
+  return sha256(bytes).subarray(0, KEY_BYTES);
 }
 
 export function keyHex(key: Uint8Array): string {
