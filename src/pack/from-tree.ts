@@ -23,7 +23,7 @@ import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedde
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
 import { PREFIX_UNKNOWN, shaKey, TxBlobs } from './tx-blobs.js';
-import { PackWriter, type PackSummary, type PackWriterOptions } from './writer.js';
+import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
   /** Append to the pack already in the directory (default: when there is one). */
@@ -64,6 +64,11 @@ const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
 /** The documents that embed tx documents: packed in the second pass, as recipes. */
 const EMBEDDING = /^(?:address\/[^/]+|block\/[0-9a-f]{64})\.json$/;
 const BLOCK_JSON = /^block\/[0-9a-f]{64}\.json$/;
+/** Raw bytes (stored as they are, or as slices) and their hex (derived from them). */
+const RAW = /\.(?:bin|hex)$/;
+
+/** Whether the file at `path` is stored whole and gzipped (documents that embed tx documents are recipes): the read thread gzips it. */
+const gzipAhead = (path: string): boolean => !RAW.test(path) && !EMBEDDING.test(path);
 
 /** The bytes a `.hex` file spells, when it is exactly their lowercase hex; else undefined. */
 export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
@@ -110,19 +115,24 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
   const writer = new PackWriter(packDir, { ...opts, base: base && { parts: base.parts, generation: base.header.generation } });
   const txs = new TxBlobs();
-  const reader = new TreeReader(treeDir);
+  const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
+  const reader = new TreeReader(treeDir, gzipLevel);
   const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, carried: 0, recipes: 0, slices: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || opts.unchanged !== undefined;
 
-  /** The file's bytes (read ahead, or now), checked against its manifest line. */
-  const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<Buffer> => {
-    const { bytes, sha } = (await (ahead ?? reader.read([l.path]).then((r) => r[0]!)))!;
+  /** The file (read ahead, or now), checked against its manifest line. */
+  const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<FileRead> => {
+    const file = (await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)]).then((r) => r[0]!)))!;
+    const { bytes, sha } = file;
     if (bytes.length !== l.size || sha !== l.sha) {
       throw new Error(`${join(treeDir, l.path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${l.lineNo} (size ${l.size}, sha256 ${l.sha})`);
     }
-    return bytes;
+    return file;
   };
+
+  /** What the read thread computed of a file, for the writer. */
+  const prepared = (f: FileRead): Prepared => ({ sha256: f.sha, gzip: f.gzip, gzipLevel });
 
   /** Whether `unchanged` vouches for `path` in the pack appended to (its record is kept unread). */
   const vouched = (path: string): boolean => base !== undefined && opts.unchanged?.(path) === true;
@@ -165,12 +175,12 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     });
     if (wanted.length === 0) return;
     // A tx of an off-chain block has no document: missing files are allowed.
-    const docs = await reader.read(wanted.map((t) => `tx/${t.txid}.json`), true);
+    const docs = await reader.read(wanted.map((t) => `tx/${t.txid}.json`), true, wanted.map(() => true));
     wanted.forEach((t, i) => {
       const doc = docs[i];
       if (doc === undefined || txs.doc(t.txid)) return;
       const prefix = placementPrefix(doc.bytes);
-      const stored = writer.store(doc.bytes, true);
+      const stored = writer.store(doc.bytes, true, prepared(doc));
       txs.setDoc(t.txid, { blob: stored, size: doc.bytes.length, sha: shaKey(doc.sha), prefix, prefixSha: prefix ? sha48(doc.bytes.subarray(0, prefix)) : 0, early: true });
     });
   };
@@ -218,7 +228,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         }
       }
     }
-    const bytes = await readChecked(l, ahead);
+    const file = await readChecked(l, ahead);
+    const bytes = file.bytes;
     count(bytes.length);
     const old2 = await reusable(l.path, bytes);
     let blob: BlobRef;
@@ -234,7 +245,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         n.recipes++;
         return;
       }
-      blob = writer.add(l.path, bytes).blob;
+      blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     } else if (tx && tx[2] !== 'json') {
       const raw = tx[2] === 'hex' ? rawOfHex(bytes) : bytes;
       const s = raw && txs.slice(tx[1]!);
@@ -242,14 +253,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         writer.addSlice(l.path, s.block, s.start, raw, { hex: tx[2] === 'hex' });
         n.slices++;
       } else if (raw && tx[2] === 'hex') writer.addHex(l.path, raw);
-      else writer.add(l.path, bytes);
+      else writer.add(l.path, bytes, { prepared: prepared(file) });
       if (raw && tx[2] === 'hex') n.hexEntries++;
       return;
     } else if (l.path.endsWith('.hex') && rawOfHex(bytes)) {
       writer.addHex(l.path, rawOfHex(bytes)!);
       n.hexEntries++;
       return;
-    } else blob = writer.add(l.path, bytes).blob;
+    } else blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     if (tx?.[2] === 'json') {
       const prefix = placementPrefix(bytes);
       txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
@@ -257,7 +268,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   try {
-    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead);
+    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path));
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);

@@ -8,10 +8,11 @@
 import { WorkerThread } from '../runtime/thread.js';
 import type { TreeReadReply, TreeReadRequest, TreeReadWorkerData } from './tree-read-worker.js';
 
-/** A file's bytes and the hex sha256 of them. */
+/** A file's bytes, the hex sha256 of them and, when asked for, their gzip at the reader's level. */
 export interface FileRead {
   bytes: Buffer;
   sha: string;
+  gzip?: Buffer;
 }
 
 /**
@@ -30,8 +31,11 @@ export class TreeReader {
   private nextId = 0;
   private failure: Error | undefined;
 
-  constructor(private readonly root: string) {
-    const data: TreeReadWorkerData = { kind: 'snapshot-tree-read', root };
+  constructor(
+    private readonly root: string,
+    readonly gzipLevel: number,
+  ) {
+    const data: TreeReadWorkerData = { kind: 'snapshot-tree-read', root, gzipLevel };
     this.thread = new WorkerThread<TreeReadRequest, TreeReadReply>('tree read thread', import.meta.url, './tree-read-worker', data, {
       message: (m) => this.answer(m),
       failed: (e) => this.fail(e),
@@ -55,20 +59,26 @@ export class TreeReader {
     }
     const out: (FileRead | undefined)[] = [];
     let at = 0;
+    let gzAt = 0;
     m.lengths.forEach((n, i) => {
       if (n < 0) return void out.push(undefined);
-      out.push({ bytes: Buffer.from(m.bytes, at, n), sha: m.shas[i]! });
+      const z = m.gzipLengths[i]!;
+      out.push({ bytes: Buffer.from(m.bytes, at, n), sha: m.shas[i]!, ...(z >= 0 && { gzip: Buffer.from(m.gzipped, gzAt, z) }) });
       at += n;
+      if (z >= 0) gzAt += z;
     });
     p.resolve(out);
   }
 
-  /** The files at `paths` (below the root) with their sha256; with `missing`, a file that is not there is undefined. */
-  read(paths: string[], missing = false): Promise<(FileRead | undefined)[]> {
+  /**
+   * The files at `paths` (below the root) with their sha256, and their gzip where `gzip` says;
+   * with `missing`, a file that is not there is undefined.
+   */
+  read(paths: string[], missing = false, gzip: boolean[] = []): Promise<(FileRead | undefined)[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.thread.post({ id, paths, missing });
+    this.thread.post({ id, paths, missing, gzip });
     return p;
   }
 
@@ -79,10 +89,10 @@ export class TreeReader {
 
   /**
    * Yields each item of `items` with its file's read started a few batches earlier, or undefined
-   * when `wanted` says it is not needed (asked when its batch is sent). A read that fails
-   * rejects only when its item's promise is awaited.
+   * when `wanted` says it is not needed (asked when its batch is sent); gzipped too when
+   * `gzip` says. A read that fails rejects only when its item's promise is awaited.
    */
-  async *ahead<T extends { path: string; size: number }>(items: AsyncIterable<T>, wanted: (item: T) => boolean): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
+  async *ahead<T extends { path: string; size: number }>(items: AsyncIterable<T>, wanted: (item: T) => boolean, gzip: (item: T) => boolean): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
     const batches: [T, Promise<FileRead> | undefined][][] = [];
     const batchBytes: number[] = [];
     let ahead = 0;
@@ -92,7 +102,7 @@ export class TreeReader {
       batchBytes.push(bytes);
       ahead += bytes;
       const want = batch.filter(wanted);
-      const read = want.length ? this.read(want.map((i) => i.path)) : undefined;
+      const read = want.length ? this.read(want.map((i) => i.path), false, want.map(gzip)) : undefined;
       read?.catch(() => undefined); // thrown when an item's promise is awaited
       const at = new Map(want.map((item, i) => [item, i]));
       batches.push(

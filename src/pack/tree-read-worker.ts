@@ -1,8 +1,10 @@
 /**
- * The tree read thread (read-ahead.ts): reads batches of a tree's files and their sha256 for
- * packFromTree, so that opening, reading and hashing a tree's files is off the main thread.
+ * The tree read thread (read-ahead.ts): reads batches of a tree's files, their sha256 and, for
+ * the files asked so, their gzip for packFromTree, so that opening, reading, hashing and
+ * compressing a tree's files is off the main thread.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -11,17 +13,27 @@ export interface TreeReadWorkerData {
   /** Marks a tree read thread. */
   kind: 'snapshot-tree-read';
   root: string;
+  /** The level files are gzipped at. */
+  gzipLevel: number;
 }
 
-/** A batch of paths below the root; `missing: true` lets a file that is not there answer -1. */
-export type TreeReadRequest = { id: number; paths: string[]; missing: boolean } | 'close';
+/**
+ * A batch of paths below the root; `missing: true` lets a file that is not there answer -1;
+ * `gzip[i]`: also gzip file i.
+ */
+export type TreeReadRequest = { id: number; paths: string[]; missing: boolean; gzip: boolean[] } | 'close';
 
-/** The files of a batch, one after the other in `bytes`; a length of -1 is a missing file. */
+/**
+ * The files of a batch, one after the other in `bytes`; a length of -1 is a missing file. The
+ * gzip of those asked for is in `gzipped` likewise, with a length of -1 for the others.
+ */
 export type TreeReadReply =
-  | { id: number; bytes: ArrayBuffer; lengths: Float64Array; shas: string[] }
+  | { id: number; bytes: ArrayBuffer; lengths: Float64Array; shas: string[]; gzipped: ArrayBuffer; gzipLengths: Float64Array }
   | { id: number; error: string; code?: string; path: string };
 
-function readBatch(root: string, paths: readonly string[], missing: boolean): { bytes: Uint8Array; lengths: Float64Array; shas: string[] } {
+type Batch = { bytes: Uint8Array; lengths: Float64Array; shas: string[]; gzipped: Uint8Array; gzipLengths: Float64Array };
+
+function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number): Batch {
   const lengths = new Float64Array(paths.length);
   const fds: (number | undefined)[] = [];
   try {
@@ -41,6 +53,8 @@ function readBatch(root: string, paths: readonly string[], missing: boolean): { 
     // One buffer for the batch, each file read into its place: the reply transfers it whole.
     const bytes = new Uint8Array(total);
     const shas: string[] = [];
+    const gzips: Uint8Array[] = [];
+    const gzipLengths = new Float64Array(paths.length).fill(-1);
     let at = 0;
     paths.forEach((rel, i) => {
       const fd = fds[i];
@@ -56,10 +70,16 @@ function readBatch(root: string, paths: readonly string[], missing: boolean): { 
       } catch (e) {
         throw Object.assign(e as Error, { path: rel });
       }
-      shas.push(createHash('sha256').update(bytes.subarray(at, at + size)).digest('hex'));
+      const file = bytes.subarray(at, at + size);
+      shas.push(createHash('sha256').update(file).digest('hex'));
+      if (gzip[i] && size > 0) {
+        const z = gzipSync(file, { level: gzipLevel });
+        gzips.push(z);
+        gzipLengths[i] = z.length;
+      }
       at += size;
     });
-    return { bytes, lengths, shas };
+    return { bytes, lengths, shas, gzipped: Buffer.concat(gzips), gzipLengths };
   } finally {
     for (const fd of fds) if (fd !== undefined) closeSync(fd);
   }
@@ -67,12 +87,15 @@ function readBatch(root: string, paths: readonly string[], missing: boolean): { 
 
 if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snapshot-tree-read') {
   const port = parentPort;
-  const { root } = workerData as TreeReadWorkerData;
+  const { root, gzipLevel } = workerData as TreeReadWorkerData;
   port.on('message', (m: TreeReadRequest) => {
     if (m === 'close') return port.close();
     try {
-      const r = readBatch(root, m.paths, m.missing);
-      port.postMessage({ id: m.id, bytes: r.bytes.buffer as ArrayBuffer, lengths: r.lengths, shas: r.shas } satisfies TreeReadReply, [r.bytes.buffer as ArrayBuffer]);
+      const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel);
+      // Buffer.concat's result may share a pooled buffer: the gzip bytes go in one of their own.
+      const gzipped = new Uint8Array(r.gzipped).buffer;
+      const reply: TreeReadReply = { id: m.id, bytes: r.bytes.buffer as ArrayBuffer, lengths: r.lengths, shas: r.shas, gzipped, gzipLengths: r.gzipLengths };
+      port.postMessage(reply, [r.bytes.buffer as ArrayBuffer, gzipped]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { path?: string };
       port.postMessage({ id: m.id, error: err.message, code: err.code, path: err.path ?? '' } satisfies TreeReadReply);

@@ -43,7 +43,7 @@ import { SortedRuns } from './runs.js';
 export interface PackWriterOptions {
   /** Parts are cut before they pass this many bytes (default 1 GiB). */
   maxPartBytes?: number;
-  /** gzip level for compressed blobs (default 6). */
+  /** gzip level for compressed blobs (default GZIP_LEVEL). */
   gzipLevel?: number;
   /** A gzip blob is kept only when at most this fraction of the plain size (default 0.95). */
   keepGzipRatio?: number;
@@ -60,9 +60,22 @@ export interface PackWriterOptions {
   onCreate?: (name: string) => void;
 }
 
+/** The gzip level of compressed blobs (docs/pack-format.md, "Compression"). */
+export const GZIP_LEVEL = 6;
+
+/** What the caller already computed of some bytes (packFromTree's read thread does, off the main thread). */
+export interface Prepared {
+  /** Hex sha256 of the bytes. */
+  sha256: string;
+  /** The bytes gzipped at level `gzipLevel` (used when it is the writer's level). */
+  gzip?: Uint8Array;
+  gzipLevel?: number;
+}
+
 export interface AddOptions {
   /** Try gzip (default: true except for `.bin` paths, whose raw bytes barely compress). */
   compress?: boolean;
+  prepared?: Prepared;
 }
 
 /** What `finish()` wrote. */
@@ -107,7 +120,7 @@ export class PackWriter {
     opts: PackWriterOptions = {},
   ) {
     this.maxPartBytes = opts.maxPartBytes ?? DEFAULT_MAX_PART_BYTES;
-    this.gzipLevel = opts.gzipLevel ?? 6;
+    this.gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
     this.keepGzipRatio = opts.keepGzipRatio ?? 0.95;
     this.runEntries = opts.runEntries ?? 1 << 18;
     this.dedupWindow = opts.dedupWindow ?? 1 << 16;
@@ -127,7 +140,7 @@ export class PackWriter {
   /** Stores `bytes` as the answer for `path` (identical contents share one blob). Returns the blob's place. */
   add(path: string, bytes: Uint8Array, opts: AddOptions = {}): { blob: BlobRef; size: number } {
     const compress = opts.compress ?? !path.endsWith('.bin');
-    const blob = this.blob(bytes, compress);
+    const blob = this.blob(bytes, compress, opts.prepared);
     this.record(path, Kind.STORED, blob, bytes.length);
     return { blob, size: bytes.length };
   }
@@ -169,8 +182,8 @@ export class PackWriter {
   }
 
   /** Writes `bytes` as a blob (or finds the same contents written before) without an entry: see {@link addBlob}. */
-  store(bytes: Uint8Array, compress: boolean): BlobRef {
-    return this.blob(bytes, compress);
+  store(bytes: Uint8Array, compress: boolean, prepared?: Prepared): BlobRef {
+    return this.blob(bytes, compress, prepared);
   }
 
   /** `path` answers the `size` bytes of `blob`, a blob this writer stored (kind stored). */
@@ -187,8 +200,8 @@ export class PackWriter {
     this.record(path, rec.kind, rec, rec.size);
   }
 
-  private blob(bytes: Uint8Array, compress: boolean): BlobRef {
-    const id = createHash('sha256').update(bytes).digest('base64') + (compress ? 'z' : 'i');
+  private blob(bytes: Uint8Array, compress: boolean, prepared?: Prepared): BlobRef {
+    const id = (prepared?.sha256 ?? createHash('sha256').update(bytes).digest('hex')) + (compress ? 'z' : 'i');
     const seen = this.dedup.get(id);
     if (seen) {
       // Refresh its place in the window (Map keeps insertion order: oldest first).
@@ -199,7 +212,7 @@ export class PackWriter {
     let stored: Uint8Array = bytes;
     let encoding: Encoding = Encoding.IDENTITY;
     if (compress && bytes.length > 0) {
-      const z = gzipSync(bytes, { level: this.gzipLevel });
+      const z = prepared?.gzip && prepared.gzipLevel === this.gzipLevel ? prepared.gzip : gzipSync(bytes, { level: this.gzipLevel });
       if (z.length <= bytes.length * this.keepGzipRatio) {
         stored = z;
         encoding = Encoding.GZIP;
