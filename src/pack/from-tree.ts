@@ -188,10 +188,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /**
    * A block document embeds its txs' documents without their placement fields, which are the
    * same for every tx of the block: for the documents kept unread from the pack appended to,
-   * they are learnt by reading the first such document from it.
+   * they are learnt by reading the last such document from it (not a coinbase, whose txid may
+   * repeat one of another block, BIP 30, and whose document is then placed there).
    */
   const placementOf = async (doc: Buffer): Promise<Buffer | undefined> => {
-    const txid = headTxids(doc).find((id) => txs.doc(id)?.prefix === PREFIX_UNKNOWN);
+    const txid = headTxids(doc).findLast((id) => txs.doc(id)?.prefix === PREFIX_UNKNOWN);
     const answer = txid && (await base!.get(`tx/${txid}.json`));
     if (!answer) return undefined;
     const bytes = Buffer.from(await answerBytes(answer));
