@@ -4,10 +4,10 @@
  * compressing a tree's files is off the main thread.
  */
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
 
 export interface TreeReadWorkerData {
   /** Marks a tree read thread. */
@@ -79,7 +79,14 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
       }
       at += size;
     });
-    return { bytes, lengths, shas, gzipped: Buffer.concat(gzips), gzipLengths };
+    // The gzip bytes in one buffer of their own, exactly their size: the reply transfers it whole.
+    const gzipped = new Uint8Array(gzips.reduce((n, z) => n + z.length, 0));
+    let gzAt = 0;
+    for (const z of gzips) {
+      gzipped.set(z, gzAt);
+      gzAt += z.length;
+    }
+    return { bytes, lengths, shas, gzipped, gzipLengths };
   } finally {
     for (const fd of fds) if (fd !== undefined) closeSync(fd);
   }
@@ -92,8 +99,7 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
     if (m === 'close') return port.close();
     try {
       const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel);
-      // Buffer.concat's result may share a pooled buffer: the gzip bytes go in one of their own.
-      const gzipped = new Uint8Array(r.gzipped).buffer;
+      const gzipped = r.gzipped.buffer as ArrayBuffer;
       const reply: TreeReadReply = { id: m.id, bytes: r.bytes.buffer as ArrayBuffer, lengths: r.lengths, shas: r.shas, gzipped, gzipLengths: r.gzipLengths };
       port.postMessage(reply, [r.bytes.buffer as ArrayBuffer, gzipped]);
     } catch (e) {
