@@ -239,7 +239,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       n.reused++;
       blob = blobOf(old2);
     } else if (second) {
-      const placement = base && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
+      // Only documents kept unread (carried) have an unknown prefix.
+      const placement = n.carried > 0 && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
       const segs = embeddedTxSegments(bytes, txs, placement);
       if (segs) {
         writer.addRecipe(l.path, segs, { compress: true });
