@@ -3,6 +3,7 @@ import { LMDB_DIR } from '../index/files.js';
 import { isStoreError } from '../index/store.js';
 import type { BuildReport } from '../pipeline/report.js';
 import { acquireLock, checkTargets, prepareStateDir, recoverInterrupted, type Targets } from '../publish/publish.js';
+import { boundHeapGrowth } from '../runtime/heap.js';
 import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
@@ -46,6 +47,7 @@ function resolveTargets(opts: BuildOptions): Targets {
  * with `--format pack`: the tree is then private, in the state dir, and packed into `outDir`).
  */
 export async function buildSnapshot(opts: BuildOptions, hooks: BuildHooks = {}): Promise<SiteBuildReport> {
+  boundHeapGrowth();
   if (opts.format === 'pack') return buildPack(opts, hooks);
   return buildTree(opts, hooks);
 }
