@@ -22,6 +22,9 @@ const dir = tempDir('snapshot-pack-writer-');
 describe('pack writer', () => {
   it('spilled runs and parts cut small give the same answers as one run in one part', async () => {
     const docs = Array.from({ length: 3000 }, (_, i) => ({ path: `tx/${i.toString(16).padStart(64, '0')}.json`, bytes: Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(i % 200) })) }));
+    // Paths of 2-, 3- and 4-byte UTF-8 characters, one of 65,535 bytes (the longest a record takes).
+    docs.push(...Array.from({ length: 60 }, (_, i) => ({ path: `name/${['é', '名', '𝄞'][i % 3]!.repeat(1 + i)}`, bytes: Buffer.from(`n${i}`) })));
+    docs.push({ path: `name/${'x'.repeat(0xffff - 5)}`, bytes: Buffer.from('long') });
     const one = new PackWriter(dir('one'));
     const many = new PackWriter(dir('many'), { runEntries: 100, maxPartBytes: 20_000 });
     // 429 runs of 7: merged in tiers of 64 while adding (levels 0, 1 and 2 at the end).
@@ -57,6 +60,10 @@ describe('pack writer', () => {
     w.add('stats.json', Buffer.from('{"x":1}'));
     expect(() => w.finish()).toThrow('pack writer: stats.json was added twice');
     expect(readdirSync(dir('twice'))).toEqual([]);
+    // The same within the one run held in memory.
+    const m = new PackWriter(dir('twice-memory'));
+    for (const p of ['x', 'é', 'y', 'é']) m.add(p, Buffer.from(p));
+    expect(() => m.finish()).toThrow('pack writer: é was added twice');
     // The same across tiers of merged runs.
     const t = new PackWriter(dir('twice-tiers'), { runEntries: 1 });
     for (let i = 0; i < 200; i++) t.add(`p/${i}`, Buffer.from(String(i)));

@@ -1,6 +1,6 @@
 /**
- * The pack writer's directory records in sorted runs: held in memory up to `runEntries`, then
- * spilled to files in the writer's temporary directory and merged back in key order.
+ * The pack writer's directory records in sorted runs: held in memory up to `runEntries` (or
+ * RUN_BYTES), then spilled to files in the writer's temporary directory and merged back in key order.
  */
 import { closeSync, constants, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,10 +14,15 @@ export interface RunEntry {
   path: string;
 }
 
+/** Bytes of paths and records held in memory, past which the run is spilled whatever its entry count. */
+const RUN_BYTES = 32 << 20;
+/** The most one entry takes: a u16 path length, the longest path and a record. */
+const MAX_ENTRY = 2 + 0xffff + RECORD_SIZE;
+
 /** Reads a spilled run: (u16 path length ‖ path ‖ 40-byte record)*. */
 class RunReader {
   private readonly fd: number;
-  private buf = Buffer.allocUnsafe(1 << 16);
+  private buf = Buffer.allocUnsafe(2 * MAX_ENTRY);
   private have = 0;
   private at = 0;
   current: RunEntry | undefined;
@@ -55,8 +60,6 @@ class RunReader {
   }
 }
 
-const byKey = (a: RunEntry, b: RunEntry) => compareKeys(a.rec, b.rec);
-
 /** Runs merged at once (and open at once per level). */
 const FANIN = 64;
 
@@ -90,9 +93,19 @@ function* mergeRuns(files: readonly string[]): Generator<RunEntry> {
   }
 }
 
-/** Records added in any order, given back in key order by {@link SortedRuns.merged}. */
+/**
+ * Records added in any order, given back in key order by {@link SortedRuns.merged}. The run in
+ * memory is laid out as a run file is, in one buffer (no object per record): up to `runEntries`
+ * records or RUN_BYTES, then sorted and spilled.
+ */
 export class SortedRuns {
-  private run: RunEntry[] = [];
+  private buf = Buffer.allocUnsafe(1 << 20);
+  private used = 0;
+  /** Where each entry of the run in memory starts in `buf`, in the order added. */
+  private starts = new Uint32Array(1024);
+  private count = 0;
+  /** After `seal` with no run on disk: the run's entries in key order (indexes into `starts`). */
+  private order: Uint32Array | undefined;
   private files: { path: string; level: number }[] = [];
   private seq = 0;
 
@@ -101,21 +114,72 @@ export class SortedRuns {
     private readonly runEntries: number,
   ) {}
 
-  add(e: RunEntry): void {
-    this.run.push(e);
-    if (this.run.length >= this.runEntries) this.spill();
+  /** Adds `rec` (RECORD_SIZE bytes, starting with its key) for `path` (at most 65,535 bytes of UTF-8). */
+  add(path: string, rec: Uint8Array): void {
+    const len = Buffer.byteLength(path);
+    const need = 2 + len + RECORD_SIZE;
+    if (this.used + need > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(this.buf.length * 2, this.used + need), RUN_BYTES + MAX_ENTRY));
+      this.buf.copy(grown, 0, 0, this.used);
+      this.buf = grown;
+    }
+    if (this.count === this.starts.length) {
+      const grown = new Uint32Array(this.starts.length * 2);
+      grown.set(this.starts);
+      this.starts = grown;
+    }
+    const at = this.used;
+    this.starts[this.count++] = at;
+    this.buf.writeUInt16LE(len, at);
+    this.buf.write(path, at + 2, len, 'utf8');
+    this.buf.set(rec, at + 2 + len);
+    this.used += need;
+    if (this.count >= this.runEntries || this.used >= RUN_BYTES) this.spill();
   }
 
   /** After the last add: sorts what is still in memory, spilling it when runs are on disk already. */
   seal(): void {
-    if (this.files.length > 0 && this.run.length > 0) this.spill();
-    else this.run.sort(byKey);
+    if (this.files.length > 0 && this.count > 0) this.spill();
+    else this.order = this.sorted();
+  }
+
+  /** Where entry `i`'s record starts in `buf`. */
+  private recAt(i: number): number {
+    const at = this.starts[i]!;
+    return at + 2 + this.buf.readUInt16LE(at);
+  }
+
+  /** The entries in memory in key order. */
+  private sorted(): Uint32Array {
+    const recs = new Uint32Array(this.count);
+    for (let i = 0; i < this.count; i++) recs[i] = this.recAt(i);
+    const buf = this.buf;
+    const order = new Uint32Array(this.count);
+    for (let i = 0; i < this.count; i++) order[i] = i;
+    return order.sort((a, b) => {
+      const x = recs[a]!;
+      const y = recs[b]!;
+      for (let k = 0; k < KEY_BYTES; k++) if (buf[x + k] !== buf[y + k]) return buf[x + k]! - buf[y + k]!;
+      return 0;
+    });
+  }
+
+  /** The entry `i` of the run in memory. */
+  private entry(i: number): RunEntry {
+    const at = this.starts[i]!;
+    const len = this.buf.readUInt16LE(at);
+    return { path: this.buf.toString('utf8', at + 2, at + 2 + len), rec: this.buf.subarray(at + 2 + len, at + 2 + len + RECORD_SIZE) };
   }
 
   private spill(): void {
-    this.run.sort(byKey);
-    this.files.push({ path: this.writeRun(this.run), level: 0 });
-    this.run = [];
+    const f = new OutFile(join(this.tmp, `run-${this.seq++}`));
+    for (const i of this.sorted()) {
+      const at = this.starts[i]!;
+      f.write(this.buf.subarray(at, at + 2 + this.buf.readUInt16LE(at) + RECORD_SIZE));
+    }
+    this.files.push({ path: this.closeRun(f), level: 0 });
+    this.used = 0;
+    this.count = 0;
     // Tiered merging: FANIN runs of one level become one run of the next, so no more than
     // FANIN runs per level are ever open at once and each record is rewritten once a level.
     for (;;) {
@@ -128,6 +192,12 @@ export class SortedRuns {
     }
   }
 
+  private closeRun(f: OutFile): string {
+    f.flush();
+    closeSync(f.fd);
+    return f.path;
+  }
+
   private writeRun(entries: Iterable<RunEntry>): string {
     const f = new OutFile(join(this.tmp, `run-${this.seq++}`));
     const len = Buffer.alloc(2);
@@ -138,13 +208,12 @@ export class SortedRuns {
       f.write(p);
       f.write(e.rec);
     }
-    f.flush();
-    closeSync(f.fd);
-    return f.path;
+    return this.closeRun(f);
   }
 
   /** All records in key order (one pass over the runs); equal keys fail, naming both paths. */
   *merged(): Generator<RunEntry> {
+    if (this.count > 0 && this.order === undefined) throw new Error('pack writer: runs merged before seal()');
     let prev: RunEntry | undefined;
     const check = (e: RunEntry) => {
       if (prev && compareKeys(prev.rec, e.rec) === 0) {
@@ -157,7 +226,8 @@ export class SortedRuns {
       prev = e;
     };
     if (this.files.length === 0) {
-      for (const e of this.run) {
+      for (const i of this.order ?? []) {
+        const e = this.entry(i);
         check(e);
         yield e;
       }
@@ -168,5 +238,4 @@ export class SortedRuns {
       yield e;
     }
   }
-
 }

@@ -3,8 +3,8 @@
  * are added, directory records are kept in sorted runs (spilled to disk past `runEntries`), and
  * `finish()` merges the runs into the slots of a new index file, then points `pack.json` at it.
  *
- * Entries may be added in any order. Memory is bounded by the run buffer (about
- * `runEntries` × (40 bytes + the path)), the dedup window (`dedupWindow` content hashes) and one
+ * Entries may be added in any order. Memory is bounded by the run buffer (`runEntries` ×
+ * (46 bytes + the path), at most 32 MiB), the dedup window (`dedupWindow` content hashes) and one
  * 1 MiB write buffer; `finish()` adds one u32 per directory slot.
  */
 import { createHash } from 'node:crypto';
@@ -107,6 +107,8 @@ export class PackWriter {
   private part: OutFile | undefined;
   private partNumber: number;
   private readonly runs: SortedRuns;
+  /** The record being added (copied into the runs). */
+  private readonly rec = new Uint8Array(RECORD_SIZE);
   private readonly dedup = new Map<string, { blob: BlobRef; plain: number }>();
   private readonly tmp: string;
   private readonly onCreate: (name: string) => void;
@@ -255,10 +257,9 @@ export class PackWriter {
     if (this.finished) throw new Error('pack writer: add after finish()');
     const pathBytes = Buffer.byteLength(path);
     if (pathBytes === 0 || pathBytes > 0xffff) throw new Error(`pack writer: path of ${pathBytes} bytes: ${path.slice(0, 80)}`);
-    const rec = new Uint8Array(RECORD_SIZE);
-    encodeRecord({ key: packKey(path), kind, size, ...blob }, rec);
+    encodeRecord({ key: packKey(path), kind, size, ...blob }, this.rec);
     this.entries++;
-    this.runs.add({ rec, path });
+    this.runs.add(path, this.rec);
   }
 
   /** Closes the last part, writes the index and points `pack.json` at it. */
