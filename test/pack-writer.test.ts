@@ -60,6 +60,11 @@ describe('pack writer', () => {
     w.add('stats.json', Buffer.from('{"x":1}'));
     expect(() => w.finish()).toThrow('pack writer: stats.json was added twice');
     expect(readdirSync(dir('twice'))).toEqual([]);
+    // A path a record cannot hold is refused by its length, and not counted.
+    const long = new PackWriter(dir('long'));
+    expect(() => long.add(`name/${'é'.repeat(0x8000)}`, Buffer.from('x'))).toThrow('pack writer: path of 65541 bytes: name/é');
+    expect(() => long.add('', Buffer.from('x'))).toThrow('pack writer: path of 0 bytes');
+    expect(long.finish().entries).toBe(0);
     // The same within the one run held in memory.
     const m = new PackWriter(dir('twice-memory'));
     for (const p of ['x', 'é', 'y', 'é']) m.add(p, Buffer.from(p));

@@ -114,9 +114,10 @@ export class SortedRuns {
     private readonly runEntries: number,
   ) {}
 
-  /** Adds `rec` (RECORD_SIZE bytes, starting with its key) for `path` (at most 65,535 bytes of UTF-8). */
+  /** Adds `rec` (RECORD_SIZE bytes, starting with its key) for `path` (1 to 65,535 bytes of UTF-8). */
   add(path: string, rec: Uint8Array): void {
     const len = Buffer.byteLength(path);
+    if (len === 0 || len > 0xffff) throw new Error(`pack writer: path of ${len} bytes: ${path.slice(0, 80)}`);
     const need = 2 + len + RECORD_SIZE;
     if (this.used + need > this.buf.length) {
       const grown = Buffer.allocUnsafe(Math.min(Math.max(this.buf.length * 2, this.used + need), RUN_BYTES + MAX_ENTRY));

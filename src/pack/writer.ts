@@ -255,11 +255,9 @@ export class PackWriter {
 
   private record(path: string, kind: Kind, blob: BlobRef, size: number): void {
     if (this.finished) throw new Error('pack writer: add after finish()');
-    const pathBytes = Buffer.byteLength(path);
-    if (pathBytes === 0 || pathBytes > 0xffff) throw new Error(`pack writer: path of ${pathBytes} bytes: ${path.slice(0, 80)}`);
     encodeRecord({ key: packKey(path), kind, size, ...blob }, this.rec);
-    this.entries++;
     this.runs.add(path, this.rec);
+    this.entries++;
   }
 
   /** Closes the last part, writes the index and points `pack.json` at it. */
