@@ -39,9 +39,9 @@ export function keyHex(key: Uint8Array): string {
   return toHex(key);
 }
 
-/** -1, 0, 1 as `a` sorts before, equal to, after `b` (bytewise). */
-export function compareKeys(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < KEY_BYTES; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+/** -1, 0, 1 as the key at `a[aAt]` sorts before, equal to, after the key at `b[bAt]` (bytewise). */
+export function compareKeys(a: Uint8Array, b: Uint8Array, aAt = 0, bAt = 0): number {
+  for (let i = 0; i < KEY_BYTES; i++) if (a[aAt + i] !== b[bAt + i]) return a[aAt + i]! < b[bAt + i]! ? -1 : 1;
   return 0;
 }
 

@@ -157,12 +157,7 @@ export class SortedRuns {
     const buf = this.buf;
     const order = new Uint32Array(this.count);
     for (let i = 0; i < this.count; i++) order[i] = i;
-    return order.sort((a, b) => {
-      const x = recs[a]!;
-      const y = recs[b]!;
-      for (let k = 0; k < KEY_BYTES; k++) if (buf[x + k] !== buf[y + k]) return buf[x + k]! - buf[y + k]!;
-      return 0;
-    });
+    return order.sort((a, b) => compareKeys(buf, buf, recs[a]!, recs[b]!));
   }
 
   /** The entry `i` of the run in memory. */

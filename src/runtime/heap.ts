@@ -5,9 +5,9 @@ import { setFlagsFromString } from 'node:v8';
  * at most twice. V8's own factor goes up to 4× on a machine with this much memory, and a build's
  * threads (the main thread, the scan, render, writer and index threads: each has its own heap)
  * make short-lived garbage at a high rate (rendered texts, index reads, batches), so each heap
- * held up to four times its live data between full collections: a 200k-tx build peaked above
- * 1 GiB with about 35 MiB alive on the main thread. At 2× the peak is about 100 MiB lower at no
- * measured cost in time; lower factors cost time (docs/benchmarks.md, "Where the memory goes").
+ * holds up to four times its live data between full collections (in a 200k-tx build, 150–220
+ * MiB of heap on the main thread for 35 MiB alive). At 2× a build's peak is about 100 MiB lower
+ * at no measured cost in time; lower factors cost time (docs/benchmarks.md, "Where the memory goes").
  */
 const HEAP_GROWING_PERCENT = 100;
 
