@@ -1,6 +1,7 @@
 import { scriptAddress } from '../chain/address.js';
 import { parseBlock, type Block } from '../chain/block.js';
 import { toDisplayHex } from '../chain/hash.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { isCoinbaseInput, type Tx } from '../chain/tx.js';
 import { blockWork } from '../chain/work.js';
 import type { ValidatedSource } from '../source/block-validation.js';
@@ -50,7 +51,7 @@ export interface SyncResult {
 
 /** Finds an earlier transaction through the index: its bytes sit in the block spill. */
 function prevoutResolver(index: ChainIndex): PrevoutResolver {
-  const related = new Map<string, { height: number; index: number; addresses: string[] }>();
+  const related = new TwoGenerationCache<string, { height: number; index: number; addresses: string[] }>(1 << 15);
   const outputAddresses = (tx: Tx) => tx.outputs.map((o) => scriptAddress(o.script, index.net)).filter((a): a is string => a !== undefined);
   return (prevHash) => {
     const key = prevHash.toString('hex');
@@ -66,7 +67,6 @@ function prevoutResolver(index: ChainIndex): PrevoutResolver {
       if (a !== undefined) addresses.add(a);
     }
     const res = { height: found.loc.height, index: found.loc.index, addresses: [...addresses] };
-    if (related.size >= 65536) related.delete(related.keys().next().value!);
     related.set(key, res);
     return res;
   };

@@ -37,6 +37,7 @@ import {
   type PackRecord,
   type PartInfo,
 } from '../contract/pack-format.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { linkOrCopy, onPath } from '../runtime/io-error.js';
 import { OutFile } from './out-file.js';
 import { PackReader } from './reader.js';
@@ -168,7 +169,7 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
       slot++;
       n = 0;
     };
-    const recipes = new Map<string, BlobRef>();
+    const recipes = new TwoGenerationCache<string, BlobRef>(1 << 15);
     for await (const { rec, shard } of mergedRecords(readers, drop, added)) {
       let out: PackRecord = shard < 0 ? rec : { ...rec, part: rec.part + bases[shard]! };
       if (shard >= 0 && rec.kind === Kind.RECIPE) out = { ...rec, ...(await restored(readers[shard]!, rec, bases[shard]!, recipes, `${shard}:${rec.part}:${rec.offset}`, store)) };
@@ -224,7 +225,7 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
 }
 
 /** A shard's recipe stored again with its part numbers shifted by `base` (once per blob while it is remembered). */
-async function restored(reader: PackReader, rec: PackRecord, base: number, seen: Map<string, BlobRef>, id: string, store: (b: Uint8Array, compress: boolean) => BlobRef): Promise<BlobRef> {
+async function restored(reader: PackReader, rec: PackRecord, base: number, seen: TwoGenerationCache<string, BlobRef>, id: string, store: (b: Uint8Array, compress: boolean) => BlobRef): Promise<BlobRef> {
   const hit = seen.get(id);
   if (hit) return hit;
   const what = `recipe entry ${keyHex(rec.key)}`;
@@ -232,7 +233,6 @@ async function restored(reader: PackReader, rec: PackRecord, base: number, seen:
   const plain = rec.encoding === Encoding.GZIP ? new Uint8Array(gunzipSync(stored)) : stored;
   const segments = decodeRecipe(plain, `${reader.source.describe(reader.parts[rec.part]!.name)} (${what})`, rec.offset).map((s) => (s.type === 'range' ? { ...s, blob: { ...s.blob, part: s.blob.part + base } } : s));
   const blob = store(encodeRecipe(segments), false);
-  if (seen.size >= 1 << 16) seen.delete(seen.keys().next().value!);
   seen.set(id, blob);
   return blob;
 }

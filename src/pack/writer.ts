@@ -4,7 +4,7 @@
  * `finish()` merges the runs into the slots of a new index file, then points `pack.json` at it.
  *
  * Entries may be added in any order. Memory is bounded by the run buffer (`runEntries` ×
- * (46 bytes + the path), at most 32 MiB), the dedup window (`dedupWindow` content hashes) and one
+ * (46 bytes + the path), at most 32 MiB), the dedup window (at most `dedupWindow` content hashes) and one
  * 1 MiB write buffer; `finish()` adds one u32 per directory slot.
  */
 import { createHash } from 'node:crypto';
@@ -36,6 +36,7 @@ import {
   type PackRecord,
   type RecipeSegment,
 } from '../contract/pack-format.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { onPath } from '../runtime/io-error.js';
 import { OutFile } from './out-file.js';
 import { SortedRuns } from './runs.js';
@@ -49,7 +50,10 @@ export interface PackWriterOptions {
   keepGzipRatio?: number;
   /** Directory records held in memory before a sorted run is spilled (default 262,144). */
   runEntries?: number;
-  /** Distinct contents remembered for dedup (default 65,536; the oldest are forgotten first). */
+  /**
+   * Distinct contents remembered for dedup (default 65,536): between half of it and all of it,
+   * the least recently seen forgotten first (a TwoGenerationCache of half the window a generation).
+   */
   dedupWindow?: number;
   /** Parts of an older pack in the same directory that this one appends to (never rewritten). */
   base?: { parts: readonly PartInfo[]; generation: number };
@@ -99,7 +103,6 @@ export class PackWriter {
   private readonly gzipLevel: number;
   private readonly keepGzipRatio: number;
   private readonly runEntries: number;
-  private readonly dedupWindow: number;
   private readonly parts: PartInfo[];
   private readonly baseParts: readonly PartInfo[];
   private readonly newParts: string[] = [];
@@ -109,7 +112,7 @@ export class PackWriter {
   private readonly runs: SortedRuns;
   /** The record being added (copied into the runs). */
   private readonly rec = new Uint8Array(RECORD_SIZE);
-  private readonly dedup = new Map<string, { blob: BlobRef; plain: number }>();
+  private readonly dedup: TwoGenerationCache<string, BlobRef>;
   private readonly tmp: string;
   private readonly onCreate: (name: string) => void;
   private entries = 0;
@@ -125,7 +128,7 @@ export class PackWriter {
     this.gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
     this.keepGzipRatio = opts.keepGzipRatio ?? 0.95;
     this.runEntries = opts.runEntries ?? 1 << 18;
-    this.dedupWindow = opts.dedupWindow ?? 1 << 16;
+    this.dedup = new TwoGenerationCache(Math.max(1, Math.floor((opts.dedupWindow ?? 1 << 16) / 2)));
     this.baseParts = opts.base?.parts ?? [];
     this.parts = [...this.baseParts];
     this.partNumber = this.parts.length;
@@ -205,12 +208,7 @@ export class PackWriter {
   private blob(bytes: Uint8Array, compress: boolean, prepared?: Prepared): BlobRef {
     const id = (prepared?.sha256 ?? createHash('sha256').update(bytes).digest('hex')) + (compress ? 'z' : 'i');
     const seen = this.dedup.get(id);
-    if (seen) {
-      // Refresh its place in the window (Map keeps insertion order: oldest first).
-      this.dedup.delete(id);
-      this.dedup.set(id, seen);
-      return seen.blob;
-    }
+    if (seen) return seen;
     let stored: Uint8Array = bytes;
     let encoding: Encoding = Encoding.IDENTITY;
     if (compress && bytes.length > 0) {
@@ -225,8 +223,7 @@ export class PackWriter {
     const blob: BlobRef = { part: this.partNumber, offset: part.size, stored: stored.length, encoding, crc: zcrc32(stored) };
     part.write(stored);
     this.blobs++;
-    this.dedup.set(id, { blob, plain: bytes.length });
-    if (this.dedup.size > this.dedupWindow) this.dedup.delete(this.dedup.keys().next().value!);
+    this.dedup.set(id, blob);
     return blob;
   }
 

@@ -1,6 +1,7 @@
 /** The verifier's state and problem reporting; the checks live in one file per kind. */
 import { join } from 'node:path';
 import { type Network } from '../chain/networks.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { txPath } from '../contract/layout.js';
 import { OTHER_PROBLEM, SYMLINK_PROBLEM, lstatOrUndefined, readRegular } from './files.js';
 import { HEX64, arr, isObj, outpoint } from './values.js';
@@ -127,23 +128,21 @@ export function txLinks(doc: unknown): TxLinks {
 
 /** {@link TxLinks} of /tx documents by txid, least recently used evicted; `null` = no such file. */
 export class TxCache {
-  private readonly map = new Map<string, TxLinks | null>();
+  /** Between `limit` / 2 and `limit` documents. */
+  private readonly map: TwoGenerationCache<string, TxLinks | null>;
 
   constructor(
     private readonly load: (txid: string) => TxLinks | null,
-    private readonly limit = 50_000,
-  ) {}
+    limit = 50_000,
+  ) {
+    this.map = new TwoGenerationCache(Math.max(1, Math.floor(limit / 2)));
+  }
 
   get(txid: string): TxLinks | null {
     const hit = this.map.get(txid);
-    if (hit !== undefined) {
-      this.map.delete(txid);
-      this.map.set(txid, hit);
-      return hit;
-    }
+    if (hit !== undefined) return hit;
     const doc = this.load(txid);
     this.map.set(txid, doc);
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value!);
     return doc;
   }
 }
