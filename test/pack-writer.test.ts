@@ -10,9 +10,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Encoding, Kind, type RecipeSegment } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { packFromTree } from '../src/pack/from-tree.js';
+import { packFromTree, rawOfHex } from '../src/pack/from-tree.js';
 import { answerBytes, PackReader } from '../src/pack/reader.js';
-import { PackWriter } from '../src/pack/writer.js';
+import { PackWriter, RECIPE_GZIP_MIN } from '../src/pack/writer.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { tempDir } from './support/memory-builds.js';
@@ -123,6 +123,35 @@ describe('pack writer', () => {
     expect(Buffer.from(await answerBytes(a)).equals(want)).toBe(true);
     await expect(answerBytes((await r.get('bad.json'))!)).rejects.toThrow('recipe of bad.json: segment 0 asks for bytes 290–309 of a blob of 300');
     await r.close();
+  });
+
+  it('a recipe asked to be compressed is stored gzip from RECIPE_GZIP_MIN bytes on, identity below', async () => {
+    const w = new PackWriter(dir('recipe-gzip'));
+    const doc = w.add('doc.json', Buffer.from('{"tx":1}'), { compress: false });
+    const recipeOf = (literal: number): RecipeSegment[] => [
+      { type: 'literal', bytes: Buffer.from('"'.padEnd(literal, 'k')) },
+      { type: 'range', blob: doc.blob, start: 0, length: 8 },
+    ];
+    const short = w.addRecipe('short.json', recipeOf(RECIPE_GZIP_MIN / 2), { compress: true });
+    const long = w.addRecipe('long.json', recipeOf(RECIPE_GZIP_MIN), { compress: true });
+    const asked = w.addRecipe('asked.json', recipeOf(RECIPE_GZIP_MIN), { compress: false });
+    expect([short.blob.encoding, long.blob.encoding, asked.blob.encoding]).toEqual([Encoding.IDENTITY, Encoding.GZIP, Encoding.IDENTITY]);
+    const r = await PackReader.open(w.finish().dir);
+    for (const [path, literal] of [['short.json', RECIPE_GZIP_MIN / 2], ['long.json', RECIPE_GZIP_MIN]] as const) {
+      const want = Buffer.concat([Buffer.from('"'.padEnd(literal, 'k')), Buffer.from('{"tx":1}')]);
+      expect(Buffer.from(await answerBytes((await r.get(path))!)).equals(want)).toBe(true);
+    }
+    await r.close();
+  });
+});
+
+describe('rawOfHex', () => {
+  it('gives the bytes of exactly lowercase hex text, else undefined', () => {
+    const raw = randomBytes(300);
+    expect(Buffer.from(rawOfHex(Buffer.from(raw.toString('hex')))!).equals(raw)).toBe(true);
+    expect(rawOfHex(Buffer.from(''))).toEqual(new Uint8Array(0));
+    const refused = [raw.toString('hex').toUpperCase(), 'abc', '0g', 'ab cd', '00zz', 'ab\n', `${raw.toString('hex')}0`];
+    for (const text of refused) expect(rawOfHex(Buffer.from(text)), text).toBeUndefined();
   });
 });
 

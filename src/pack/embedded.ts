@@ -9,7 +9,7 @@
  * checked by length and sha256 against what was recorded when the tx document was packed. A
  * pretty document holds no compact tx document and gives no segments.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { RecipeSegment } from '../contract/pack-format.js';
 import { PREFIX_UNKNOWN, type TxBlobs } from './tx-blobs.js';
 
@@ -22,8 +22,9 @@ export const MIN_REFERENCE = 64;
 
 /** The first 48 bits of the sha256 of `b` followed by `more` (as TxBlobs keeps them). */
 export function sha48(b: Uint8Array, more?: Uint8Array): number {
-  const h = createHash('sha256').update(b);
-  return (more ? h.update(more) : h).digest().readUIntBE(0, 6);
+  // The one-shot hash() when it can: it skips a Hash object a call (millions of calls a pack).
+  const digest = more ? createHash('sha256').update(b).update(more).digest() : hash('sha256', b, 'buffer');
+  return digest.readUIntBE(0, 6);
 }
 
 /** What a block document's element for a tx ends before: its placement fields (txObject adds them last). */

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
-import { Encoding, PACK_POINTER, hexBytes, type BlobRef } from '../contract/pack-format.js';
+import { Encoding, PACK_POINTER, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
@@ -58,7 +58,6 @@ export interface FromTreeSummary extends PackSummary {
 }
 
 const BASE_SLOT_CACHE = 2048;
-const HEX_TEXT = /^(?:[0-9a-f]{2})*$/;
 const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
 const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
 /** The documents that embed tx documents: packed in the second pass, as recipes. */
@@ -74,9 +73,10 @@ const gzipAhead = (path: string): boolean => !RAW.test(path) && !EMBEDDING.test(
 export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
   if (text.length % 2 !== 0) return undefined;
   const s = Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1');
-  if (!HEX_TEXT.test(s)) return undefined;
-  const raw = new Uint8Array(Buffer.from(s, 'hex'));
-  return Buffer.from(hexBytes(raw)).equals(text) ? raw : undefined;
+  // Node's hex decoding stops at the first pair that is not hex and takes upper case: the
+  // decoded bytes are the text's exactly when their lowercase hex is the text again.
+  const raw = Buffer.from(s, 'hex');
+  return raw.length * 2 === s.length && raw.toString('hex') === s ? new Uint8Array(raw) : undefined;
 }
 
 /** A record's blob fields alone (a record also holds its key). */
@@ -258,11 +258,15 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       else writer.add(l.path, bytes, { prepared: prepared(file) });
       if (raw && tx[2] === 'hex') n.hexEntries++;
       return;
-    } else if (l.path.endsWith('.hex') && rawOfHex(bytes)) {
-      writer.addHex(l.path, rawOfHex(bytes)!);
-      n.hexEntries++;
-      return;
-    } else blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
+    } else {
+      const raw = l.path.endsWith('.hex') ? rawOfHex(bytes) : undefined;
+      if (raw) {
+        writer.addHex(l.path, raw);
+        n.hexEntries++;
+        return;
+      }
+      blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
+    }
     if (tx?.[2] === 'json') {
       const prefix = placementPrefix(bytes);
       txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
