@@ -123,13 +123,16 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** The file (read ahead, or now), checked against its manifest line. */
   const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<FileRead> => {
-    const file = (await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)]).then((r) => r[0]!)))!;
+    const file = (await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)], [withTxs(l)]).then((r) => r[0]!)))!;
     const { bytes, sha } = file;
     if (bytes.length !== l.size || sha !== l.sha) {
       throw new Error(`${join(treeDir, l.path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${l.lineNo} (size ${l.size}, sha256 ${l.sha})`);
     }
     return file;
   };
+
+  /** Whether the line's file is a block's `.bin` whose txs' documents are to be written with it: read with them. */
+  const withTxs = (l: ManifestLine): boolean => early && BLOCK_BIN.test(l.path);
 
   /** What the read thread computed of a file, for the writer. */
   const prepared = (f: FileRead): Prepared => ({ sha256: f.sha, gzip: f.gzip, gzipLevel });
@@ -165,24 +168,24 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return answer && equalBytes(await answerBytes(answer), bytes) ? old : undefined;
   };
 
-  /** A block's `.bin` blob: where each of its txs' raw bytes sit; its txs' documents written next to each other. */
-  const indexBlock = async (raw: Buffer, blob: BlobRef) => {
+  /**
+   * A block's `.bin` blob: where each of its txs' raw bytes sit; its txs' documents (read with
+   * it, FileRead.txs) written next to each other.
+   */
+  const indexBlock = (file: FileRead, blob: BlobRef) => {
     if (blob.encoding !== Encoding.IDENTITY) return;
-    const places = blockTxPlaces(raw);
-    const wanted = places.filter((t) => {
+    const raw = file.bytes;
+    for (const t of file.txs ?? blockTxPlaces(raw)) {
       txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)) });
-      return early && !txs.doc(t.txid) && !vouched(`tx/${t.txid}.json`);
-    });
-    if (wanted.length === 0) return;
-    // A tx of an off-chain block has no document: missing files are allowed.
-    const docs = await reader.read(wanted.map((t) => `tx/${t.txid}.json`), true, wanted.map(() => true));
-    wanted.forEach((t, i) => {
-      const doc = docs[i];
-      if (doc === undefined || txs.doc(t.txid)) return;
+    }
+    if (!early) return;
+    for (const { txid, doc } of file.txs ?? []) {
+      // A tx of an off-chain block has no document.
+      if (doc === undefined || txs.doc(txid) || vouched(`tx/${txid}.json`)) continue;
       const prefix = placementPrefix(doc.bytes);
       const stored = writer.store(doc.bytes, true, prepared(doc));
-      txs.setDoc(t.txid, { blob: stored, size: doc.bytes.length, sha: shaKey(doc.sha), prefix, prefixSha: prefix ? sha48(doc.bytes.subarray(0, prefix)) : 0, early: true });
-    });
+      txs.setDoc(txid, { blob: stored, size: doc.bytes.length, sha: shaKey(doc.sha), prefix, prefixSha: prefix ? sha48(doc.bytes.subarray(0, prefix)) : 0, early: true });
+    }
   };
 
   /**
@@ -270,11 +273,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     if (tx?.[2] === 'json') {
       const prefix = placementPrefix(bytes);
       txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
-    } else if (BLOCK_BIN.test(l.path)) await indexBlock(bytes, blob);
+    } else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
   };
 
   try {
-    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path));
+    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);

@@ -1,18 +1,37 @@
 /**
- * Reads a tree's files ahead of their use, and hashes them, on a thread of their own
+ * Reads a tree's files ahead of their use, and hashes them, on threads of their own
  * (tree-read-worker.ts): packing a tree is one pass over its files in manifest order, and
  * opening, reading and hashing them on the main thread left the other core idle. Files go to the
- * thread in batches; a few batches are in flight at once, and items come out in the order they
- * went in.
+ * threads in batches, in turn; a few batches are in flight at once, and items come out in the
+ * order they went in.
  */
 import { WorkerThread } from '../runtime/thread.js';
-import type { TreeReadReply, TreeReadRequest, TreeReadWorkerData } from './tree-read-worker.js';
+import type { TxPlace } from './block-txs.js';
+import type { Batch, TreeReadReply, TreeReadRequest, TreeReadWorkerData } from './tree-read-worker.js';
 
 /** A file's bytes, the hex sha256 of them and, when asked for, their gzip at the reader's level. */
 export interface FileRead {
   bytes: Buffer;
   sha: string;
   gzip?: Buffer;
+  /** For a block's `.bin` read with `blockTxs`: where its txs sit, each with its document (undefined when there is none). */
+  txs?: (TxPlace & { doc: FileRead | undefined })[];
+}
+
+/** The files of a batch the read thread sent (undefined for a missing one). */
+function filesOf(b: Batch): (FileRead | undefined)[] {
+  const out: (FileRead | undefined)[] = [];
+  let at = 0;
+  let gzAt = 0;
+  b.lengths.forEach((n, i) => {
+    if (n < 0) return void out.push(undefined);
+    const z = b.gzipLengths[i]!;
+    const bytes = Buffer.from(b.bytes.buffer, b.bytes.byteOffset + at, n);
+    out.push({ bytes, sha: b.shas[i]!, ...(z >= 0 && { gzip: Buffer.from(b.gzipped.buffer, b.gzipped.byteOffset + gzAt, z) }) });
+    at += n;
+    if (z >= 0) gzAt += z;
+  });
+  return out;
 }
 
 /**
@@ -24,9 +43,15 @@ const BATCH_BYTES = 4 << 20;
 const BATCHES_AHEAD = 4;
 const BYTES_AHEAD = 16 << 20;
 
-/** The read thread of one packFromTree run. */
+/**
+ * Two read threads: packing the files before the address and block documents (tx documents
+ * read, hashed and gzipped) is bound by them, not by the main thread; two take both cores.
+ */
+const READ_THREADS = 2;
+
+/** The read threads of one packFromTree run; batches go to them in turn. */
 export class TreeReader {
-  private readonly thread: WorkerThread<TreeReadRequest, TreeReadReply>;
+  private readonly threads: WorkerThread<TreeReadRequest, TreeReadReply>[];
   private readonly pending = new Map<number, { resolve: (r: (FileRead | undefined)[]) => void; reject: (e: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
@@ -36,10 +61,14 @@ export class TreeReader {
     readonly gzipLevel: number,
   ) {
     const data: TreeReadWorkerData = { kind: 'snapshot-tree-read', root, gzipLevel };
-    this.thread = new WorkerThread<TreeReadRequest, TreeReadReply>('tree read thread', import.meta.url, './tree-read-worker', data, {
-      message: (m) => this.answer(m),
-      failed: (e) => this.fail(e),
-    }, { before: 'the end of the pack' });
+    this.threads = Array.from(
+      { length: READ_THREADS },
+      () =>
+        new WorkerThread<TreeReadRequest, TreeReadReply>('tree read thread', import.meta.url, './tree-read-worker', data, {
+          message: (m) => this.answer(m),
+          failed: (e) => this.fail(e),
+        }, { before: 'the end of the pack' }),
+    );
   }
 
   private fail(e: Error): void {
@@ -57,42 +86,44 @@ export class TreeReader {
       if (m.code !== undefined) Object.assign(err, { code: m.code });
       return p.reject(err);
     }
-    const out: (FileRead | undefined)[] = [];
-    let at = 0;
-    let gzAt = 0;
-    m.lengths.forEach((n, i) => {
-      if (n < 0) return void out.push(undefined);
-      const z = m.gzipLengths[i]!;
-      out.push({ bytes: Buffer.from(m.bytes, at, n), sha: m.shas[i]!, ...(z >= 0 && { gzip: Buffer.from(m.gzipped, gzAt, z) }) });
-      at += n;
-      if (z >= 0) gzAt += z;
-    });
+    const out = filesOf(m);
+    if (m.blockTxs) {
+      const docs = filesOf(m.blockTxs.docs);
+      let d = 0;
+      for (const { of, txs } of m.blockTxs.places) out[of]!.txs = txs.map((t) => ({ ...t, doc: docs[d++] }));
+    }
     p.resolve(out);
   }
 
   /**
    * The files at `paths` (below the root) with their sha256, and their gzip where `gzip` says;
-   * with `missing`, a file that is not there is undefined.
+   * with `missing`, a file that is not there is undefined. `blockTxs[i]`: file i is a block's
+   * `.bin`: its `txs` too (FileRead.txs).
    */
-  read(paths: string[], missing = false, gzip: boolean[] = []): Promise<(FileRead | undefined)[]> {
+  read(paths: string[], missing = false, gzip: boolean[] = [], blockTxs?: boolean[]): Promise<(FileRead | undefined)[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.thread.post({ id, paths, missing, gzip });
+    this.threads[id % this.threads.length]!.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }) });
     return p;
   }
 
   async close(): Promise<void> {
-    if (this.failure) await this.thread.terminate();
-    else await this.thread.close('close');
+    await Promise.all(this.threads.map((t) => (this.failure ? t.terminate() : t.close('close'))));
   }
 
   /**
    * Yields each item of `items` with its file's read started a few batches earlier, or undefined
    * when `wanted` says it is not needed (asked when its batch is sent); gzipped too when
-   * `gzip` says. A read that fails rejects only when its item's promise is awaited.
+   * `gzip` says, with its block's txs when `blockTxs` says. A read that fails rejects only when
+   * its item's promise is awaited.
    */
-  async *ahead<T extends { path: string; size: number }>(items: AsyncIterable<T>, wanted: (item: T) => boolean, gzip: (item: T) => boolean): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
+  async *ahead<T extends { path: string; size: number }>(
+    items: AsyncIterable<T>,
+    wanted: (item: T) => boolean,
+    gzip: (item: T) => boolean,
+    blockTxs: (item: T) => boolean = () => false,
+  ): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
     const batches: [T, Promise<FileRead> | undefined][][] = [];
     const batchBytes: number[] = [];
     let ahead = 0;
@@ -102,7 +133,7 @@ export class TreeReader {
       batchBytes.push(bytes);
       ahead += bytes;
       const want = batch.filter(wanted);
-      const read = want.length ? this.read(want.map((i) => i.path), false, want.map(gzip)) : undefined;
+      const read = want.length ? this.read(want.map((i) => i.path), false, want.map(gzip), want.map(blockTxs)) : undefined;
       read?.catch(() => undefined); // thrown when an item's promise is awaited
       const at = new Map(want.map((item, i) => [item, i]));
       batches.push(

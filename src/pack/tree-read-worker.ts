@@ -1,13 +1,16 @@
 /**
  * The tree read thread (read-ahead.ts): reads batches of a tree's files, their sha256 and, for
  * the files asked so, their gzip for packFromTree, so that opening, reading, hashing and
- * compressing a tree's files is off the main thread.
+ * compressing a tree's files is off the main thread. For a block's `.bin` asked so, it also
+ * finds where its txs sit and reads their documents: the main thread, which stores a block's
+ * tx documents next to it, then never waits for a read of its own.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { blockTxPlaces, type TxPlace } from './block-txs.js';
 
 export interface TreeReadWorkerData {
   /** Marks a tree read thread. */
@@ -19,19 +22,41 @@ export interface TreeReadWorkerData {
 
 /**
  * A batch of paths below the root; `missing: true` lets a file that is not there answer -1;
- * `gzip[i]`: also gzip file i.
+ * `gzip[i]`: also gzip file i; `blockTxs[i]`: file i is a block's `.bin`, also give its txs'
+ * places and documents (`tx/<txid>.json`, gzipped; missing ones allowed).
  */
-export type TreeReadRequest = { id: number; paths: string[]; missing: boolean; gzip: boolean[] } | 'close';
+export type TreeReadRequest = { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[] } | 'close';
 
 /**
  * The files of a batch, one after the other in `bytes`; a length of -1 is a missing file. The
  * gzip of those asked for is in `gzipped` likewise, with a length of -1 for the others.
  */
-export type TreeReadReply =
-  | { id: number; bytes: ArrayBuffer; lengths: Float64Array; shas: string[]; gzipped: ArrayBuffer; gzipLengths: Float64Array }
-  | { id: number; error: string; code?: string; path: string };
+export type Batch = { bytes: Uint8Array; lengths: Float64Array; shas: string[]; gzipped: Uint8Array; gzipLengths: Float64Array };
 
-type Batch = { bytes: Uint8Array; lengths: Float64Array; shas: string[]; gzipped: Uint8Array; gzipLengths: Float64Array };
+/** What `blockTxs` asked for: per block file (by its index in the batch), its txs' places; their documents in one batch, in the same order. */
+export interface BlockTxsReply {
+  places: { of: number; txs: TxPlace[] }[];
+  docs: Batch;
+}
+
+export type TreeReadReply = ({ id: number; blockTxs?: BlockTxsReply } & Batch) | { id: number; error: string; code?: string; path: string };
+
+/** The ArrayBuffers of a batch, to transfer. */
+const transfers = (b: Batch): ArrayBuffer[] => [b.bytes.buffer as ArrayBuffer, b.gzipped.buffer as ArrayBuffer];
+
+/** The places of the txs of the blocks `blockTxs` marks, and their documents read. */
+function readBlockTxs(root: string, batch: Batch, blockTxs: readonly boolean[], gzipLevel: number): BlockTxsReply {
+  const places: BlockTxsReply['places'] = [];
+  let at = 0;
+  batch.lengths.forEach((n, i) => {
+    if (n < 0) return;
+    if (blockTxs[i]) places.push({ of: i, txs: blockTxPlaces(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset + at, n)) });
+    at += n;
+  });
+  const paths = places.flatMap((b) => b.txs.map((t) => `tx/${t.txid}.json`));
+  // A tx of an off-chain block has no document: missing files are allowed.
+  return { places, docs: readBatch(root, paths, true, paths.map(() => true), gzipLevel) };
+}
 
 function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number): Batch {
   const lengths = new Float64Array(paths.length);
@@ -99,9 +124,9 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
     if (m === 'close') return port.close();
     try {
       const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel);
-      const gzipped = r.gzipped.buffer as ArrayBuffer;
-      const reply: TreeReadReply = { id: m.id, bytes: r.bytes.buffer as ArrayBuffer, lengths: r.lengths, shas: r.shas, gzipped, gzipLengths: r.gzipLengths };
-      port.postMessage(reply, [r.bytes.buffer as ArrayBuffer, gzipped]);
+      const blockTxs = m.blockTxs?.some(Boolean) ? readBlockTxs(root, r, m.blockTxs, gzipLevel) : undefined;
+      const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }) };
+      port.postMessage(reply, [...transfers(r), ...(blockTxs ? transfers(blockTxs.docs) : [])]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { path?: string };
       port.postMessage({ id: m.id, error: err.message, code: err.code, path: err.path ?? '' } satisfies TreeReadReply);
