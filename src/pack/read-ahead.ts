@@ -50,12 +50,14 @@ const BYTES_AHEAD = 16 << 20;
 const WITH_TXS_WEIGHT = 5;
 
 /**
- * Two read threads: packing the files before the address and block documents (tx documents
- * read, hashed and gzipped) is bound by them, not by the main thread; two take both cores.
+ * Read threads. Packing the files before the address and block documents (tx documents read,
+ * hashed and gzipped) is bound by the read thread, not by the main thread; a second one makes
+ * the pack phase about 16 s shorter at 200k txs but adds up to 90 MiB at the pack build's peak,
+ * which is then over 1 GiB (docs/benchmarks.md, "Where the memory goes").
  */
-const READ_THREADS = 2;
+const READ_THREADS = 1;
 
-/** The read threads of one packFromTree run; batches go to them in turn. */
+/** The read threads of one packFromTree run (READ_THREADS); batches go to them in turn. */
 export class TreeReader {
   private readonly threads: WorkerThread<TreeReadRequest, TreeReadReply>[];
   private readonly pending = new Map<number, { resolve: (r: (FileRead | undefined)[]) => void; reject: (e: Error) => void }>();
