@@ -86,6 +86,9 @@ export async function startS3(buckets: string[]): Promise<S3Fixture> {
       endpoint: upstream,
       region: 'us-east-1',
       forcePathStyle: true,
+      // A socket per request: a kept-alive socket that s3rver closes as idle just as it is reused
+      // fails the next GET with ECONNRESET (seen on a loaded machine, 64 GETs at a time).
+      requestHandler: { httpAgent: new http.Agent({ keepAlive: false }) },
       credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
