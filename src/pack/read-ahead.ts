@@ -1,9 +1,13 @@
 /**
- * Reads a tree's files ahead of their use, and hashes them, on threads of their own
+ * Reads a tree's files ahead of their use, and hashes them, on a thread of its own
  * (tree-read-worker.ts): packing a tree is one pass over its files in manifest order, and
  * opening, reading and hashing them on the main thread left the other core idle. Files go to the
- * threads in batches, in turn; a few batches are in flight at once, and items come out in the
- * order they went in.
+ * thread in batches; a few batches are in flight at once, and items come out in the order they
+ * went in.
+ *
+ * One thread: the pass before the address and block documents is bound by it, and a second one
+ * makes the 200k-tx pack phase about 16 s shorter, but adds up to 90 MiB at the pack build's
+ * peak, which is then over 1 GiB (docs/benchmarks.md, "Where the memory goes").
  */
 import { WorkerThread } from '../runtime/thread.js';
 import type { TxPlace } from './block-txs.js';
@@ -49,17 +53,9 @@ const BYTES_AHEAD = 16 << 20;
  */
 const WITH_TXS_WEIGHT = 5;
 
-/**
- * Read threads. Packing the files before the address and block documents (tx documents read,
- * hashed and gzipped) is bound by the read thread, not by the main thread; a second one makes
- * the pack phase about 16 s shorter at 200k txs but adds up to 90 MiB at the pack build's peak,
- * which is then over 1 GiB (docs/benchmarks.md, "Where the memory goes").
- */
-const READ_THREADS = 1;
-
-/** The read threads of one packFromTree run (READ_THREADS); batches go to them in turn. */
+/** The read thread of one packFromTree run. */
 export class TreeReader {
-  private readonly threads: WorkerThread<TreeReadRequest, TreeReadReply>[];
+  private readonly thread: WorkerThread<TreeReadRequest, TreeReadReply>;
   private readonly pending = new Map<number, { resolve: (r: (FileRead | undefined)[]) => void; reject: (e: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
@@ -69,13 +65,13 @@ export class TreeReader {
     readonly gzipLevel: number,
   ) {
     const data: TreeReadWorkerData = { kind: 'snapshot-tree-read', root, gzipLevel };
-    this.threads = Array.from(
-      { length: READ_THREADS },
-      () =>
-        new WorkerThread<TreeReadRequest, TreeReadReply>('tree read thread', import.meta.url, './tree-read-worker', data, {
-          message: (m) => this.answer(m),
-          failed: (e) => this.fail(e),
-        }, { before: 'the end of the pack' }),
+    this.thread = new WorkerThread<TreeReadRequest, TreeReadReply>(
+      'tree read thread',
+      import.meta.url,
+      './tree-read-worker',
+      data,
+      { message: (m) => this.answer(m), failed: (e) => this.fail(e) },
+      { before: 'the end of the pack' },
     );
   }
 
@@ -112,12 +108,12 @@ export class TreeReader {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.threads[id % this.threads.length]!.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }) });
+    this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }) });
     return p;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.threads.map((t) => (this.failure ? t.terminate() : t.close('close'))));
+    await (this.failure ? this.thread.terminate() : this.thread.close('close'));
   }
 
   /**
