@@ -244,7 +244,7 @@ export function findInSlot(b: Uint8Array, count: number, key: Uint8Array, where:
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     const at = SLOT_HEADER + mid * RECORD_SIZE;
-    const c = compareKeys(b.subarray(at, at + KEY_BYTES), key);
+    const c = compareKeys(b, key, at);
     if (c === 0) return decodeRecord(b, at, where, base);
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
