@@ -206,12 +206,15 @@ export class PackWriter {
     this.record(path, Kind.STORED, blob, size);
   }
 
-  /** Keeps `rec` (a record of the base pack, which points into its parts) under `path`. */
+  /**
+   * Keeps `rec` under `path`: the base pack's record of `path` itself (its `lookup(path)`, which
+   * points into the base's parts), whose key is taken as the path's without hashing it again.
+   */
   addExisting(path: string, rec: PackRecord): void {
     if (rec.part >= this.baseParts.length) {
       throw new Error(`pack writer: ${path}: record points at part ${rec.part}, which is not a part of the base pack`);
     }
-    this.record(path, rec.kind, rec, rec.size);
+    this.record(path, rec.kind, rec, rec.size, rec.key);
   }
 
   private blob(bytes: Uint8Array, compress: boolean, prepared?: Prepared): BlobRef {
@@ -259,9 +262,10 @@ export class PackWriter {
     this.partNumber++;
   }
 
-  private record(path: string, kind: Kind, blob: BlobRef, size: number): void {
+  /** `key`: the path's key when the caller has it (a base record's), else computed here. */
+  private record(path: string, kind: Kind, blob: BlobRef, size: number, key = packKey(path)): void {
     if (this.finished) throw new Error('pack writer: add after finish()');
-    encodeRecord({ key: packKey(path), kind, size, ...blob }, this.rec);
+    encodeRecord({ key, kind, size, ...blob }, this.rec);
     this.runs.add(path, this.rec);
     this.entries++;
   }
