@@ -316,3 +316,46 @@ packSuite('pack of the Bitcoin mainnet 0–599 tree', describeShared('chaindata/
   const raws = [...framedBlocks(readChain('nbitcoin', 'blk00000.dat')), ...framedBlocks(readChain('nbitcoin', 'blk00001.dat'))];
   return buildSnapshot({ source: memorySource(NETWORKS.bitcoin, raws.map((raw) => ({ raw, kind: 'main' as const })), 'nbitcoin blk files'), outDir: out });
 });
+
+describe('the manifest of a packed tree', () => {
+  const dir = tempDir('snapshot-pack-manifest-');
+  /** A tree of `files` with its manifest (sha256 by node:crypto), and `edit` applied to the manifest's text. */
+  const smallTree = (name: string, files: Record<string, string>, edit = (text: string) => text) => {
+    const tree = dir(name);
+    const lines = Object.entries(files)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([path, text]) => {
+        mkdirSync(join(tree, path, '..'), { recursive: true });
+        writeFileSync(join(tree, path), text);
+        return `${createHash('sha256').update(text).digest('hex')} ${Buffer.byteLength(text)} ${path}\n`;
+      });
+    writeFileSync(join(tree, MANIFEST_PATH), edit(lines.join('')));
+    return tree;
+  };
+  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`name/n${String(i).padStart(3, '0')}.json`, `{"name":"n${i}","value":"${'v'.repeat(i)}"}`]));
+
+  it('is stored with withManifest and answered byte for byte, plain and gzip', async () => {
+    const tree = smallTree('tree', files);
+    const packDir = dir('pack');
+    await packFromTree(tree, packDir, { withManifest: true });
+    const want = readFileSync(join(tree, MANIFEST_PATH));
+    const reader = await PackReader.open(packDir);
+    try {
+      const plain = await reader.get(MANIFEST_PATH);
+      expect(Buffer.from(await answerBytes(plain!)).equals(want)).toBe(true);
+      const zipped = await reader.get(MANIFEST_PATH, { acceptEncoding: 'gzip' });
+      expect(zipped!.contentEncoding).toBe('gzip');
+      expect(gunzipSync(await answerBytes(zipped!)).equals(want)).toBe(true);
+      expect(await reader.verify()).toEqual([]);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('a line not in the format is named by file, line and offset', async () => {
+    const tree = smallTree('bad', files, (text) => text.replace(/^([0-9a-f]{64}) (\d+) (name\/n002\.json)$/m, '$1 +$2 $3'));
+    const manifestPath = join(tree, MANIFEST_PATH);
+    const offset = readFileSync(manifestPath, 'utf8').split('\n').slice(0, 2).join('\n').length + 1;
+    await expect(packFromTree(tree, dir('bad-pack'))).rejects.toThrow(`${manifestPath}: line 3 (offset ${offset}) is not "<sha256> <size> <path>"`);
+  });
+});

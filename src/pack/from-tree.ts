@@ -12,11 +12,13 @@
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.
  */
+import { createHash, hash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { crc32 as zcrc32 } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
+import { ManifestCursor } from '../contract/manifest.js';
 import { Encoding, PACK_POINTER, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
@@ -93,16 +95,38 @@ interface ManifestLine {
   path: string;
 }
 
-/** The manifest's lines whose path `take` accepts. */
+/** The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). */
 async function* manifestLines(manifestPath: string, take: (path: string) => boolean): AsyncGenerator<ManifestLine> {
-  const lines = createInterface({ input: createReadStream(manifestPath), crlfDelay: Infinity });
-  let lineNo = 0;
-  for await (const line of lines) {
-    lineNo++;
-    const m = /^([0-9a-f]{64}) (\d+) (\S+)$/.exec(line);
-    if (!m) throw new Error(`${manifestPath}:${lineNo}: not a manifest line (<sha256> <size> <path>): ${JSON.stringify(line.slice(0, 120))}`);
-    if (take(m[3]!)) yield { lineNo, sha: m[1]!, size: Number(m[2]), path: m[3]! };
+  const c = new ManifestCursor(manifestPath, '', -1, 1 << 20, true);
+  try {
+    while (!c.done) {
+      const path = c.buf.toString('utf8', c.pathAt, c.end);
+      if (take(path)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path };
+      c.next();
+    }
+  } finally {
+    if (!c.done) c.close();
   }
+}
+
+/** The sha256 (hex) of the file at `path` and its gzip at `level`, made off the main thread (zlib's threads). */
+async function gzipFile(path: string, level: number): Promise<{ sha256: string; gzip: Buffer }> {
+  const sha = createHash('sha256');
+  const chunks: Buffer[] = [];
+  await pipeline(
+    createReadStream(path),
+    async function* (source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) {
+        sha.update(chunk);
+        yield chunk;
+      }
+    },
+    createGzip({ level }),
+    async (gzipped: AsyncIterable<Buffer>) => {
+      for await (const chunk of gzipped) chunks.push(chunk);
+    },
+  );
+  return { sha256: sha.digest('hex'), gzip: Buffer.concat(chunks) };
 }
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
@@ -280,8 +304,16 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
+    // The manifest (about 130 bytes a file) is gzipped by zlib's own threads during the second pass.
+    const manifestGzip = opts.withManifest ? gzipFile(manifestPath, gzipLevel) : undefined;
+    manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
-    if (opts.withManifest) writer.add(MANIFEST_PATH, readFileSync(manifestPath));
+    if (manifestGzip) {
+      const bytes = readFileSync(manifestPath);
+      const sha256 = hash('sha256', bytes, 'hex');
+      const z = await manifestGzip;
+      writer.add(MANIFEST_PATH, bytes, { prepared: { sha256, ...(z.sha256 === sha256 && { gzip: z.gzip, gzipLevel }) } });
+    }
     const summary = writer.finish();
     return { ...summary, ...n };
   } catch (e) {
