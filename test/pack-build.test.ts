@@ -100,8 +100,9 @@ describe('build --format pack: the demo chain', () => {
     }
     await expectOnlyReferenced(inc, gen1);
 
-    // Lower: the third generation.
-    await demo(inc, { format: 'pack', height: 120 });
+    // Lower: the third generation (the records of paths that are gone are left out of the kept ones).
+    const r3 = await demo(inc, { format: 'pack', height: 120 });
+    expect(r3.pack!.carried).toBeGreaterThan(0);
     const ref = tmp('demo-tree-120');
     await demo(ref, { height: 120 });
     await expectPackAnswersTree(inc, ref);
@@ -171,6 +172,7 @@ describe('build --format pack: a reorganised chain', () => {
     await build(sc.before, inc, sc.m, 'pack');
     const r = await build(sc.after, inc, sc.n, 'pack');
     expect(r.rolledBackTo).toBe(sc.m - sc.reorgDepth);
+    expect(r.pack!.carried).toBeGreaterThan(0);
     const tree = tmp('reorg-tree');
     await build(sc.after, tree, sc.n, 'tree');
     const fresh = tmp('reorg-fresh');

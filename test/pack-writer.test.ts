@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Encoding, Kind, type RecipeSegment } from '../src/contract/pack-format.js';
+import { Encoding, Kind, PACK_POINTER, keyHex, packKey, type RecipeSegment } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, rawOfHex } from '../src/pack/from-tree.js';
 import { answerBytes, PackReader } from '../src/pack/reader.js';
@@ -74,6 +74,61 @@ describe('pack writer', () => {
     for (let i = 0; i < 200; i++) t.add(`p/${i}`, Buffer.from(String(i)));
     t.add('p/17', Buffer.from('again'));
     expect(() => t.finish()).toThrow('pack writer: p/17 was added twice');
+  });
+
+  it('keep: the new index holds the base’s records but the dropped and the re-added ones; a count not expected writes no index', async () => {
+    const d = dir('keep');
+    // Enough entries for several slots, and for the slot count to shrink when most are dropped.
+    const paths = Array.from({ length: 5000 }, (_, i) => `address/a${i}.json`);
+    const base = new PackWriter(d);
+    for (const p of paths) base.add(p, Buffer.from(`old ${p}`));
+    const first = base.finish();
+    const open = () => PackReader.open(d);
+    let r = await open();
+    const keepOf = (drop: string[]) => ({ index: r.index, header: r.header, drop: new Set(drop.map((p) => keyHex(packKey(p)))) });
+    const dropped = paths.filter((_, i) => i % 10 === 3);
+    const again = paths.filter((_, i) => i % 10 === 5);
+    const w = new PackWriter(d, { base: { parts: r.parts, generation: r.header.generation }, keep: keepOf(dropped) });
+    for (const p of again) w.add(p, Buffer.from(`new ${p}`));
+    w.add('address/added.json', Buffer.from('added'));
+    const expected = paths.length - dropped.length + 1;
+    const second = w.finish({ entries: expected });
+    await r.close();
+    expect(second.entries).toBe(expected);
+    expect(second.kept).toBe(paths.length - dropped.length - again.length);
+    r = await open();
+    try {
+      expect(r.header.generation).toBe(2);
+      for (const [i, p] of paths.entries()) {
+        const a = await r.get(p);
+        const want = i % 10 === 3 ? undefined : i % 10 === 5 ? `new ${p}` : `old ${p}`;
+        expect(a && Buffer.from(await answerBytes(a)).toString(), p).toBe(want);
+      }
+      expect(Buffer.from(await answerBytes((await r.get('address/added.json'))!)).toString()).toBe('added');
+      expect(await r.verify()).toEqual([]);
+      // Most dropped: fewer slots than the base's, every kept record still found.
+      // Left: the first 100 paths but the ones dropped before, and address/added.json.
+      const left = paths.slice(0, 100).filter((_, i) => i % 10 !== 3).length + 1;
+      const w3 = new PackWriter(d, { base: { parts: r.parts, generation: r.header.generation }, keep: keepOf(paths.slice(100)) });
+      expect(() => w3.finish({ entries: left + 1 })).toThrow(
+        `pack writer: the new index would hold ${left} entries (0 added, ${left} kept from the base pack), not the ${left + 1} expected: the base pack is not the one made from the tree its changed paths are relative to`,
+      );
+      expect(readFileSync(join(d, PACK_POINTER), 'utf8')).toContain(second.index); // nothing replaced
+      const w4 = new PackWriter(d, { base: { parts: r.parts, generation: r.header.generation }, keep: keepOf(paths.slice(100)) });
+      const fourth = w4.finish({ entries: left });
+      expect(fourth.bucketBits).toBeLessThan(second.bucketBits);
+    } finally {
+      await r.close();
+    }
+    r = await open();
+    try {
+      for (const [i, p] of paths.slice(0, 100).entries()) expect((await r.get(p)) !== undefined, p).toBe(i % 10 !== 3);
+      expect(await r.get('address/added.json')).toBeDefined();
+      expect(await r.get(paths[100]!)).toBeUndefined();
+      expect(first.entries).toBe(paths.length);
+    } finally {
+      await r.close();
+    }
   });
 
   it('identical contents share a blob; a .hex entry answers the lowercase hex of its .bin blob', async () => {

@@ -2,7 +2,8 @@
  * Converts a finished snapshot tree into a pack: every file its `_manifest.json` lists, under its
  * tree path, byte for byte. When the pack directory already holds a pack, the new one appends to
  * it: entries whose answer is unchanged keep pointing into the old parts, only new or changed
- * files are written, into new parts.
+ * files are written, into new parts. Given the paths that changed (a build's), the other paths'
+ * records are copied from the old index as the new one is written, not looked up one by one.
  *
  * Each byte is stored once where the tree repeats it (docs/pack-format.md, "What is stored once"):
  * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
@@ -19,7 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { ManifestCursor } from '../contract/manifest.js';
-import { Encoding, PACK_POINTER, type BlobRef } from '../contract/pack-format.js';
+import { Encoding, PACK_POINTER, keyHex, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
@@ -27,15 +28,17 @@ import { answerBytes, PackReader } from './reader.js';
 import { PREFIX_UNKNOWN, shaKey, TxBlobs } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
 
-export interface FromTreeOptions extends Omit<PackWriterOptions, 'base'> {
+export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'> {
   /** Append to the pack already in the directory (default: when there is one). */
   append?: boolean;
   /**
-   * Paths known to answer as in the pack appended to (a build's unchanged paths): their records
-   * are kept without reading the file (a record of another size is stored again). The other
-   * paths are taken as changed: stored without being compared with their old answers.
+   * The tree's paths that changed (or are gone) since the tree the pack appended to was made
+   * from (a build's changed paths). The other paths answer as in that pack: the new index keeps
+   * their records without the files being read, or even looked up (PackWriterOptions.keep). The
+   * changed paths are stored without being compared with their old answers. Without it, every
+   * file is read, and a record kept where the old answer is the same bytes.
    */
-  unchanged?: (path: string) => boolean;
+  changed?: ReadonlySet<string>;
   /** Store the tree's `_manifest.json` too, as an entry of the same path (what verify reads). */
   withManifest?: boolean;
   /** Called every 4096 files with the count so far. */
@@ -51,7 +54,7 @@ export interface FromTreeSummary extends PackSummary {
   hexEntries: number;
   /** Files kept from the previous pack without writing their bytes again. */
   reused: number;
-  /** Of those, the ones kept on `unchanged`'s word, not read. */
+  /** Of those, the ones kept on `changed`'s word, not read. */
   carried: number;
   /** Documents stored as recipes over the tx documents they embed. */
   recipes: number;
@@ -137,13 +140,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   // Paths come in path order, their keys in random order: a base slot cache of 2048 slots (about
   // 24 KiB each) keeps every slot of a pack of up to 1M entries after its first read.
   const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
-  const writer = new PackWriter(packDir, { ...opts, base: base && { parts: base.parts, generation: base.header.generation } });
+  const changed = base ? opts.changed : undefined;
+  const writer = new PackWriter(packDir, {
+    ...opts,
+    base: base && { parts: base.parts, generation: base.header.generation },
+    keep: changed && { index: base!.index, header: base!.header, drop: new Set([...changed, MANIFEST_PATH].map((p) => keyHex(packKey(p)))) },
+  });
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
   const reader = new TreeReader(treeDir, gzipLevel);
-  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, carried: 0, recipes: 0, slices: 0 };
+  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
-  const early = !base || opts.unchanged !== undefined;
+  const early = !base || changed !== undefined;
 
   /** The file (read ahead, or now), checked against its manifest line. */
   const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<FileRead> => {
@@ -161,8 +169,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /** What the read thread computed of a file, for the writer. */
   const prepared = (f: FileRead): Prepared => ({ sha256: f.sha, gzip: f.gzip, gzipLevel });
 
-  /** Whether `unchanged` vouches for `path` in the pack appended to (its record is kept unread). */
-  const vouched = (path: string): boolean => base !== undefined && opts.unchanged?.(path) === true;
+  /** Whether `changed` vouches for `path` in the pack appended to (its record is kept by the writer, unread). */
+  const vouched = (path: string): boolean => changed !== undefined && !changed.has(path);
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
@@ -171,20 +179,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
-  /** The base pack's record when `unchanged` vouches for it (no read), else undefined. */
-  const carried = async (l: ManifestLine) => {
-    if (!vouched(l.path)) return undefined;
-    const old = await base!.lookup(l.path);
-    return old && old.size === l.size ? old : undefined;
-  };
 
   /**
    * The base pack's record when its answer equals `bytes` (read and compared), else undefined.
-   * With `unchanged`, the other paths are the ones the build changed: no old answer is assembled
+   * With `changed`, the other paths are the ones the build changed: no old answer is assembled
    * to be compared (a hub address's is the largest read of a pack).
    */
   const reusable = async (path: string, bytes: Uint8Array) => {
-    if (!base || opts.unchanged) return undefined;
+    if (!base || changed) return undefined;
     const old = await base.lookup(path);
     // Equal sizes first: a changed size costs no read of the old answer.
     if (!old || old.size !== bytes.length) return undefined;
@@ -235,14 +237,15 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   const packFile = async (l: ManifestLine, ahead: Promise<FileRead> | undefined, second: boolean) => {
     const tx = TX_FILE.exec(l.path);
-    const old = await carried(l);
-    if (old) {
-      writer.addExisting(l.path, old);
-      count(old.size);
-      n.reused++;
-      n.carried++;
-      if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: PREFIX_UNKNOWN, prefixSha: 0, early: false });
-      return;
+    if (vouched(l.path)) {
+      // Kept by the writer from the base index. A tx document's blob is looked up: recipes refer
+      // to it (one of another size is read and stored again, its record replacing the base's).
+      const old = tx?.[2] === 'json' ? await base!.lookup(l.path) : undefined;
+      if (tx?.[2] !== 'json' || (old && old.size === l.size)) {
+        count(l.size);
+        if (old) txs.setDoc(tx![1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: PREFIX_UNKNOWN, prefixSha: 0, early: false });
+        return;
+      }
     }
     if (tx?.[2] === 'json') {
       const t = txs.doc(tx[1]!);
@@ -266,8 +269,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       n.reused++;
       blob = blobOf(old2);
     } else if (second) {
-      // Only documents kept unread (carried) have an unknown prefix.
-      const placement = n.carried > 0 && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
+      // Only documents kept unread (vouched for) have an unknown prefix.
+      const placement = changed && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
       const segs = embeddedTxSegments(bytes, txs, placement);
       if (segs) {
         writer.addRecipe(l.path, segs, { compress: true });
@@ -314,8 +317,10 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       const z = await manifestGzip;
       writer.add(MANIFEST_PATH, bytes, { prepared: { sha256, ...(z.sha256 === sha256 && { gzip: z.gzip, gzipLevel }) } });
     }
-    const summary = writer.finish();
-    return { ...summary, ...n };
+    // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
+    // the tree `changed` is relative to shows here, before the new index is written.
+    const summary = writer.finish({ entries: n.files + (opts.withManifest ? 1 : 0) });
+    return { ...summary, ...n, reused: n.reused + summary.kept, carried: summary.kept };
   } catch (e) {
     writer.abort();
     throw e;

@@ -21,7 +21,9 @@ import {
   PART_HEADER_SIZE,
   RECORD_SIZE,
   SLOT_HEADER,
+  KEY_BYTES,
   chooseBucketBits,
+  compareKeys,
   encodeHeader,
   encodePartHeader,
   encodePartTable,
@@ -29,15 +31,18 @@ import {
   encodeRecipe,
   encodeRecord,
   encodeSlot,
+  keyHex,
   packKey,
   slotOf,
   type BlobRef,
+  type PackHeader,
   type PartInfo,
   type PackRecord,
   type RecipeSegment,
 } from '../contract/pack-format.js';
 import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { onPath } from '../runtime/io-error.js';
+import { indexRecords } from './dir.js';
 import { OutFile } from './out-file.js';
 import { SortedRuns } from './runs.js';
 
@@ -58,10 +63,23 @@ export interface PackWriterOptions {
   /** Parts of an older pack in the same directory that this one appends to (never rewritten). */
   base?: { parts: readonly PartInfo[]; generation: number };
   /**
+   * The base pack's directory records the new index keeps without each being added (an
+   * incremental pack): all but those whose key is in `drop` (paths gone or changed) and those
+   * this writer adds again (its record wins). Read twice from the base's index file by finish().
+   */
+  keep?: KeptRecords;
+  /**
    * Called with the name of each entry the writer is about to create in the directory (its temp
    * dir, each part, the index), before it appears there: a caller can record what it owns first.
    */
   onCreate?: (name: string) => void;
+}
+
+/** The base pack's index file and header, and the hex keys (keyHex) of its records that are not kept. */
+export interface KeptRecords {
+  index: string;
+  header: PackHeader;
+  drop: ReadonlySet<string>;
 }
 
 /** The gzip level of compressed blobs (docs/pack-format.md, "Compression"). */
@@ -101,6 +119,8 @@ export interface PackSummary {
   indexBytes: number;
   /** Bytes of the new parts plus the index. */
   bytesWritten: number;
+  /** Entries kept from the base pack's index without being added (PackWriterOptions.keep). */
+  kept: number;
   bucketBits: number;
   slotCapacity: number;
 }
@@ -117,6 +137,9 @@ export class PackWriter {
   private part: OutFile | undefined;
   private partNumber: number;
   private readonly runs: SortedRuns;
+  private readonly keep: KeptRecords | undefined;
+  /** Records kept from the base by finish() (see PackWriterOptions.keep). */
+  private kept = 0;
   /** The record being added (copied into the runs). */
   private readonly rec = new Uint8Array(RECORD_SIZE);
   private readonly dedup: TwoGenerationCache<string, BlobRef>;
@@ -140,6 +163,7 @@ export class PackWriter {
     this.parts = [...this.baseParts];
     this.partNumber = this.parts.length;
     this.generation = (opts.base?.generation ?? 0) + 1;
+    this.keep = opts.keep;
     this.onCreate = opts.onCreate ?? (() => {});
     onPath(dir, 'creating', () => mkdirSync(dir, { recursive: true }));
     const tmp = `.tmp-${process.pid}-${Date.now().toString(36)}`;
@@ -270,17 +294,35 @@ export class PackWriter {
     this.entries++;
   }
 
-  /** Closes the last part, writes the index and points `pack.json` at it. */
-  finish(): PackSummary {
+  /**
+   * Closes the last part, writes the index and points `pack.json` at it. With `expect.entries`,
+   * throws before writing the index when it would hold another number of entries.
+   */
+  finish(expect: { entries?: number } = {}): PackSummary {
     if (this.finished) throw new Error('pack writer: finish() called twice');
     this.finished = true;
     try {
       if (this.part) this.closePart();
       this.runs.seal();
 
-      const bucketBits = chooseBucketBits(this.entries);
+      // Slots are counted at the resolution of the most entries there can be, then summed down to
+      // that of the entries there are (the kept records are known only by reading them).
+      const fineBits = chooseBucketBits(this.entries + (this.keep?.header.entries ?? 0));
+      const fine = new Uint32Array(2 ** fineBits);
+      let entries = 0;
+      for (const rec of this.records()) {
+        fine[slotOf(rec, fineBits)]!++;
+        entries++;
+      }
+      if (expect.entries !== undefined && entries !== expect.entries) {
+        throw new Error(
+          `pack writer: the new index would hold ${entries} entries (${entries - this.kept} added, ${this.kept} kept from the base pack), not the ${expect.entries} expected` +
+            (this.keep ? ': the base pack is not the one made from the tree its changed paths are relative to' : ''),
+        );
+      }
+      const bucketBits = chooseBucketBits(entries);
       const counts = new Uint32Array(2 ** bucketBits);
-      for (const e of this.runs.merged()) counts[slotOf(e.rec, bucketBits)]!++;
+      fine.forEach((c, f) => (counts[f >>> (fineBits - bucketBits)]! += c));
       let capacity = 0;
       for (const c of counts) capacity = Math.max(capacity, c);
       capacity = Math.max(capacity, 1);
@@ -293,7 +335,7 @@ export class PackWriter {
         bucketBits,
         slotCapacity: capacity,
         partCount: this.parts.length,
-        entries: this.entries,
+        entries,
         blobs: this.blobs,
         slotsOffset,
         slotsLength: counts.length * slotBytes,
@@ -312,10 +354,11 @@ export class PackWriter {
         slot++;
         n = 0;
       };
-      for (const e of this.runs.merged()) {
-        const s = slotOf(e.rec, bucketBits);
+      this.kept = 0; // counted again by the second pass
+      for (const rec of this.records()) {
+        const s = slotOf(rec, bucketBits);
         while (slot < s) emit();
-        recs.set(e.rec, n * RECORD_SIZE);
+        recs.set(rec, n * RECORD_SIZE);
         n++;
       }
       while (slot < counts.length) emit();
@@ -331,7 +374,8 @@ export class PackWriter {
       return {
         dir: this.dir,
         index,
-        entries: this.entries,
+        entries,
+        kept: this.kept,
         blobs: this.blobs,
         parts: this.parts,
         newParts: this.newParts,
@@ -346,6 +390,28 @@ export class PackWriter {
     } finally {
       rmSync(this.tmp, { recursive: true, force: true });
     }
+  }
+
+  /** The new index's records in key order: the added ones, and the base's kept ones (PackWriterOptions.keep). */
+  private *records(): Generator<Uint8Array> {
+    const keep = this.keep;
+    if (!keep) {
+      for (const e of this.runs.merged()) yield e.rec;
+      return;
+    }
+    const added = this.runs.merged();
+    let a = added.next();
+    for (const rec of indexRecords(join(this.dir, keep.index), keep.header)) {
+      let c = -1;
+      while (!a.done && (c = compareKeys(a.value.rec, rec)) < 0) {
+        yield a.value.rec;
+        a = added.next();
+      }
+      if ((!a.done && c === 0) || keep.drop.has(keyHex(rec.subarray(0, KEY_BYTES)))) continue;
+      this.kept++;
+      yield rec;
+    }
+    for (; !a.done; a = added.next()) yield a.value.rec;
   }
 
   private dropNewParts(): void {

@@ -213,7 +213,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
     append: previous !== undefined && !shard, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
-    unchanged: carry ? (path) => path !== MANIFEST_PATH && !changed.has(path) : undefined,
+    changed: carry ? changed : undefined,
     onCreate: (name) => {
       journal.add(name);
       hooks.onPackFile?.(name);
