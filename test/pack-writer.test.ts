@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Encoding, Kind, PACK_POINTER, keyHex, packKey, type RecipeSegment } from '../src/contract/pack-format.js';
+import { Encoding, Kind, PACK_POINTER, packKey, type RecipeSegment } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, rawOfHex } from '../src/pack/from-tree.js';
 import { answerBytes, PackReader } from '../src/pack/reader.js';
@@ -85,7 +85,7 @@ describe('pack writer', () => {
     const first = base.finish();
     const open = () => PackReader.open(d);
     let r = await open();
-    const keepOf = (drop: string[]) => ({ index: r.index, header: r.header, drop: new Set(drop.map((p) => keyHex(packKey(p)))) });
+    const keepOf = (drop: string[]) => ({ index: r.index, header: r.header, drop: drop.map(packKey) });
     const dropped = paths.filter((_, i) => i % 10 === 3);
     const again = paths.filter((_, i) => i % 10 === 5);
     const w = new PackWriter(d, { base: { parts: r.parts, generation: r.header.generation }, keep: keepOf(dropped) });

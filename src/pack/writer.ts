@@ -21,7 +21,6 @@ import {
   PART_HEADER_SIZE,
   RECORD_SIZE,
   SLOT_HEADER,
-  KEY_BYTES,
   chooseBucketBits,
   compareKeys,
   encodeHeader,
@@ -31,7 +30,6 @@ import {
   encodeRecipe,
   encodeRecord,
   encodeSlot,
-  keyHex,
   packKey,
   slotOf,
   type BlobRef,
@@ -75,11 +73,11 @@ export interface PackWriterOptions {
   onCreate?: (name: string) => void;
 }
 
-/** The base pack's index file and header, and the hex keys (keyHex) of its records that are not kept. */
+/** The base pack's index file and header, and the keys of its records that are not kept (any order). */
 export interface KeptRecords {
   index: string;
   header: PackHeader;
-  drop: ReadonlySet<string>;
+  drop: readonly Uint8Array[];
 }
 
 /** The gzip level of compressed blobs (docs/pack-format.md, "Compression"). */
@@ -138,8 +136,9 @@ export class PackWriter {
   private partNumber: number;
   private readonly runs: SortedRuns;
   private readonly keep: KeptRecords | undefined;
-  /** Records kept from the base by finish() (see PackWriterOptions.keep). */
+  /** Records kept from the base by finish() (see PackWriterOptions.keep), and its dropped keys sorted. */
   private kept = 0;
+  private dropOrder: Uint8Array[] | undefined;
   /** The record being added (copied into the runs). */
   private readonly rec = new Uint8Array(RECORD_SIZE);
   private readonly dedup: TwoGenerationCache<string, BlobRef>;
@@ -399,6 +398,9 @@ export class PackWriter {
       for (const e of this.runs.merged()) yield e.rec;
       return;
     }
+    // Three streams in key order: the added records, the base's, and the dropped keys.
+    const drop = (this.dropOrder ??= [...keep.drop].sort((x, y) => compareKeys(x, y)));
+    let d = 0;
     const added = this.runs.merged();
     let a = added.next();
     for (const rec of indexRecords(join(this.dir, keep.index), keep.header)) {
@@ -407,7 +409,8 @@ export class PackWriter {
         yield a.value.rec;
         a = added.next();
       }
-      if ((!a.done && c === 0) || keep.drop.has(keyHex(rec.subarray(0, KEY_BYTES)))) continue;
+      while (d < drop.length && compareKeys(drop[d]!, rec) < 0) d++;
+      if ((!a.done && c === 0) || (d < drop.length && compareKeys(drop[d]!, rec) === 0)) continue;
       this.kept++;
       yield rec;
     }
