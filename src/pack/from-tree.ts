@@ -13,14 +13,14 @@
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.
  */
-import { createHash, hash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { hash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip, crc32 as zcrc32 } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip, crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { ManifestCursor } from '../contract/manifest.js';
-import { Encoding, PACK_POINTER, keyHex, packKey, type BlobRef } from '../contract/pack-format.js';
+import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
@@ -112,25 +112,7 @@ async function* manifestLines(manifestPath: string, take: (path: string) => bool
   }
 }
 
-/** The sha256 (hex) of the file at `path` and its gzip at `level`, made off the main thread (zlib's threads). */
-async function gzipFile(path: string, level: number): Promise<{ sha256: string; gzip: Buffer }> {
-  const sha = createHash('sha256');
-  const chunks: Buffer[] = [];
-  await pipeline(
-    createReadStream(path),
-    async function* (source: AsyncIterable<Buffer>) {
-      for await (const chunk of source) {
-        sha.update(chunk);
-        yield chunk;
-      }
-    },
-    createGzip({ level }),
-    async (gzipped: AsyncIterable<Buffer>) => {
-      for await (const chunk of gzipped) chunks.push(chunk);
-    },
-  );
-  return { sha256: sha.digest('hex'), gzip: Buffer.concat(chunks) };
-}
+const gzipAsync = promisify(gzip);
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
 export async function packFromTree(treeDir: string, packDir: string, opts: FromTreeOptions = {}): Promise<FromTreeSummary> {
@@ -144,7 +126,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const writer = new PackWriter(packDir, {
     ...opts,
     base: base && { parts: base.parts, generation: base.header.generation },
-    keep: changed && { index: base!.index, header: base!.header, drop: new Set([...changed, MANIFEST_PATH].map((p) => keyHex(packKey(p)))) },
+    keep: changed && { index: base!.index, header: base!.header, drop: [...changed, MANIFEST_PATH].map(packKey) },
   });
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
@@ -307,16 +289,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
-    // The manifest (about 130 bytes a file) is gzipped by zlib's own threads during the second pass.
-    const manifestGzip = opts.withManifest ? gzipFile(manifestPath, gzipLevel) : undefined;
+    // The manifest (about 130 bytes a file) is gzipped on a thread of zlib's during the second pass.
+    const manifest = opts.withManifest ? readFileSync(manifestPath) : undefined;
+    // Output in 16 MiB chunks: each takes a turn of the main thread's event loop, busy in the pass.
+    const manifestGzip = manifest && gzipAsync(manifest, { level: gzipLevel, chunkSize: 16 << 20 });
     manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
-    if (manifestGzip) {
-      const bytes = readFileSync(manifestPath);
-      const sha256 = hash('sha256', bytes, 'hex');
-      const z = await manifestGzip;
-      writer.add(MANIFEST_PATH, bytes, { prepared: { sha256, ...(z.sha256 === sha256 && { gzip: z.gzip, gzipLevel }) } });
-    }
+    if (manifest) writer.add(MANIFEST_PATH, manifest, { prepared: { sha256: hash('sha256', manifest, 'hex'), gzip: await manifestGzip!, gzipLevel } });
     // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
     // the tree `changed` is relative to shows here, before the new index is written.
     const summary = writer.finish({ entries: n.files + (opts.withManifest ? 1 : 0) });
