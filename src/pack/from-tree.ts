@@ -161,7 +161,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
-
   /**
    * The base pack's record when its answer equals `bytes` (read and compared), else undefined.
    * With `changed`, the other paths are the ones the build changed: no old answer is assembled
