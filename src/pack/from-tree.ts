@@ -114,6 +114,12 @@ async function* manifestLines(manifestPath: string, take: (path: string) => bool
 
 const gzipAsync = promisify(gzip);
 
+/** The sha256 (hex) of the file at `path` and its gzip at `level`, made on zlib's thread pool. */
+async function gzipManifest(path: string, level: number): Promise<{ sha256: string; gzip: Buffer }> {
+  const bytes = readFileSync(path);
+  return { sha256: hash('sha256', bytes, 'hex'), gzip: await gzipAsync(bytes, { level, chunkSize: 16 << 20 }) };
+}
+
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
 export async function packFromTree(treeDir: string, packDir: string, opts: FromTreeOptions = {}): Promise<FromTreeSummary> {
   const manifestPath = join(treeDir, MANIFEST_PATH);
@@ -288,13 +294,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
-    // The manifest (about 130 bytes a file) is gzipped on a thread of zlib's during the second pass.
-    const manifest = opts.withManifest ? readFileSync(manifestPath) : undefined;
-    // Output in 16 MiB chunks: each takes a turn of the main thread's event loop, busy in the pass.
-    const manifestGzip = manifest && gzipAsync(manifest, { level: gzipLevel, chunkSize: 16 << 20 });
+    // The manifest (about 130 bytes a file) is gzipped on a thread of zlib's during the second
+    // pass, in 16 MiB output chunks (each takes a turn of the main thread's event loop, busy in
+    // the pass); its bytes are not held meanwhile, but read again after it (and checked).
+    const manifestGzip = opts.withManifest ? gzipManifest(manifestPath, gzipLevel) : undefined;
     manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
-    if (manifest) writer.add(MANIFEST_PATH, manifest, { prepared: { sha256: hash('sha256', manifest, 'hex'), gzip: await manifestGzip!, gzipLevel } });
+    if (manifestGzip) {
+      const { sha256, gzip } = await manifestGzip;
+      const manifest = readFileSync(manifestPath);
+      if (hash('sha256', manifest, 'hex') !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
+      writer.add(MANIFEST_PATH, manifest, { prepared: { sha256, gzip, gzipLevel } });
+    }
     // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
     // the tree `changed` is relative to shows here, before the new index is written.
     const summary = writer.finish({ entries: n.files + (opts.withManifest ? 1 : 0) });
