@@ -10,8 +10,7 @@
  */
 import { closeSync, openSync, readSync, readdirSync, readFileSync, rmSync, appendFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import { HEADER_SIZE, PACK_POINTER, PackFormatError, RECORD_SIZE, ROOT_READ, SLOT_HEADER, checkSlot, decodeHeader, decodePartTable, decodePointer, slotSize, type PackHeader } from '../contract/pack-format.js';
-import { onPath } from '../runtime/io-error.js';
+import { HEADER_SIZE, PACK_POINTER, ROOT_READ, decodeHeader, decodePartTable, decodePointer } from '../contract/pack-format.js';
 
 const PACK_FILE = /^[0-9a-f]{32}\.(?:idx|part)$/;
 const WRITER_TMP = /^\.tmp-\d+-[0-9a-z]+$/;
@@ -22,41 +21,6 @@ function readAt(file: string, offset: number, length: number): Uint8Array {
     const b = new Uint8Array(length);
     const n = readSync(fd, b, 0, length, offset);
     return b.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Slots read at once by {@link indexRecords} (at least one): about 1 MiB of them. */
-const RECORDS_READ = 1 << 20;
-
-/**
- * The records of the local index file `file` (whose header is `h`) in key order, slot by slot,
- * each slot checked (a damaged one is named by file and offset). Each is a view into a buffer
- * that is reused: copy one to keep it.
- */
-export function* indexRecords(file: string, h: PackHeader): Generator<Uint8Array> {
-  const size = slotSize(h);
-  const slots = 2 ** h.bucketBits;
-  const per = Math.max(1, Math.floor(RECORDS_READ / size));
-  const buf = new Uint8Array(per * size);
-  const fd = onPath(file, 'opening', () => openSync(file, 'r'));
-  try {
-    for (let s = 0; s < slots; s += per) {
-      const n = Math.min(per, slots - s);
-      const at = h.slotsOffset + s * size;
-      let got = 0;
-      while (got < n * size) {
-        const r = onPath(file, 'reading', () => readSync(fd, buf, got, n * size - got, at + got));
-        if (r === 0) throw new PackFormatError(file, at + got, 'index is cut short');
-        got += r;
-      }
-      for (let i = 0; i < n; i++) {
-        const slot = buf.subarray(i * size, (i + 1) * size);
-        const count = checkSlot(slot, h.slotCapacity, file, at + i * size);
-        for (let r = 0; r < count; r++) yield slot.subarray(SLOT_HEADER + r * RECORD_SIZE, SLOT_HEADER + (r + 1) * RECORD_SIZE);
-      }
-    }
   } finally {
     closeSync(fd);
   }

@@ -14,24 +14,16 @@ import { crc32 as zcrc32, gzipSync } from 'node:zlib';
 import {
   DEFAULT_MAX_PART_BYTES,
   Encoding,
-  HEADER_SIZE,
   Kind,
   PACK_POINTER,
-  PACK_VERSION,
   PART_HEADER_SIZE,
   RECORD_SIZE,
-  SLOT_HEADER,
-  chooseBucketBits,
   compareKeys,
-  encodeHeader,
   encodePartHeader,
-  encodePartTable,
   encodePointer,
   encodeRecipe,
   encodeRecord,
-  encodeSlot,
   packKey,
-  slotOf,
   type BlobRef,
   type PackHeader,
   type PartInfo,
@@ -40,7 +32,7 @@ import {
 } from '../contract/pack-format.js';
 import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { onPath } from '../runtime/io-error.js';
-import { indexRecords } from './dir.js';
+import { indexRecords, withKept, writeIndexFile } from './index-file.js';
 import { OutFile } from './out-file.js';
 import { SortedRuns } from './runs.js';
 
@@ -137,7 +129,7 @@ export class PackWriter {
   private readonly runs: SortedRuns;
   private readonly keep: KeptRecords | undefined;
   /** Records kept from the base by finish() (see PackWriterOptions.keep), and its dropped keys sorted. */
-  private kept = 0;
+  private readonly kept = { count: 0 };
   private dropOrder: Uint8Array[] | undefined;
   /** The record being added (copied into the runs). */
   private readonly rec = new Uint8Array(RECORD_SIZE);
@@ -304,65 +296,22 @@ export class PackWriter {
       if (this.part) this.closePart();
       this.runs.seal();
 
-      // Slots are counted at the resolution of the most entries there can be, then summed down to
-      // that of the entries there are (the kept records are known only by reading them).
-      const fineBits = chooseBucketBits(this.entries + (this.keep?.header.entries ?? 0));
-      const fine = new Uint32Array(2 ** fineBits);
-      let entries = 0;
-      for (const rec of this.records()) {
-        fine[slotOf(rec, fineBits)]!++;
-        entries++;
-      }
-      if (expect.entries !== undefined && entries !== expect.entries) {
-        throw new Error(
-          `pack writer: the new index would hold ${entries} entries (${entries - this.kept} added, ${this.kept} kept from the base pack), not the ${expect.entries} expected` +
-            (this.keep ? ': the base pack is not the one made from the tree its changed paths are relative to' : ''),
-        );
-      }
-      const bucketBits = chooseBucketBits(entries);
-      const counts = new Uint32Array(2 ** bucketBits);
-      fine.forEach((c, f) => (counts[f >>> (fineBits - bucketBits)]! += c));
-      let capacity = 0;
-      for (const c of counts) capacity = Math.max(capacity, c);
-      capacity = Math.max(capacity, 1);
-
-      const table = encodePartTable(this.parts);
-      const slotBytes = SLOT_HEADER + capacity * RECORD_SIZE;
-      const slotsOffset = HEADER_SIZE + table.length;
-      const header = encodeHeader({
-        version: PACK_VERSION,
-        bucketBits,
-        slotCapacity: capacity,
-        partCount: this.parts.length,
-        entries,
+      const idx = writeIndexFile(join(this.tmp, 'index'), () => this.records(), {
+        most: this.entries + (this.keep?.header.entries ?? 0),
+        parts: this.parts,
         blobs: this.blobs,
-        slotsOffset,
-        slotsLength: counts.length * slotBytes,
-        partTableOffset: HEADER_SIZE,
-        partTableLength: table.length,
         generation: this.generation,
+        check: (entries) => {
+          if (expect.entries !== undefined && entries !== expect.entries) {
+            throw new Error(
+              `pack writer: the new index would hold ${entries} entries (${entries - this.kept.count} added, ${this.kept.count} kept from the base pack), not the ${expect.entries} expected` +
+                (this.keep ? ': the base pack is not the one made from the tree its changed paths are relative to' : ''),
+            );
+          }
+          this.kept.count = 0; // counted again by the second pass
+        },
       });
-      const idx = new OutFile(join(this.tmp, 'index'));
-      idx.write(header);
-      idx.write(table);
-      const recs = new Uint8Array(capacity * RECORD_SIZE);
-      let slot = 0;
-      let n = 0;
-      const emit = () => {
-        idx.write(encodeSlot(recs, n, capacity));
-        slot++;
-        n = 0;
-      };
-      this.kept = 0; // counted again by the second pass
-      for (const rec of this.records()) {
-        const s = slotOf(rec, bucketBits);
-        while (slot < s) emit();
-        recs.set(rec, n * RECORD_SIZE);
-        n++;
-      }
-      while (slot < counts.length) emit();
-      const sha = idx.close();
-      const index = `${sha.toString('hex', 0, 16)}.idx`;
+      const index = `${idx.sha.toString('hex', 0, 16)}.idx`;
       this.onCreate(index);
       onPath(join(this.dir, index), 'renaming into', () => renameSync(idx.path, join(this.dir, index)));
       // pack.json last: until it is replaced, readers keep using the previous index (whose parts are all still here).
@@ -373,15 +322,15 @@ export class PackWriter {
       return {
         dir: this.dir,
         index,
-        entries,
-        kept: this.kept,
+        entries: idx.entries,
+        kept: this.kept.count,
         blobs: this.blobs,
         parts: this.parts,
         newParts: this.newParts,
         indexBytes: idx.size,
         bytesWritten: this.bytesWritten,
-        bucketBits,
-        slotCapacity: capacity,
+        bucketBits: idx.bucketBits,
+        slotCapacity: idx.slotCapacity,
       };
     } catch (e) {
       this.dropNewParts();
@@ -392,29 +341,13 @@ export class PackWriter {
   }
 
   /** The new index's records in key order: the added ones, and the base's kept ones (PackWriterOptions.keep). */
-  private *records(): Generator<Uint8Array> {
-    const keep = this.keep;
-    if (!keep) {
-      for (const e of this.runs.merged()) yield e.rec;
-      return;
-    }
-    // Three streams in key order: the added records, the base's, and the dropped keys.
-    const drop = (this.dropOrder ??= [...keep.drop].sort((x, y) => compareKeys(x, y)));
-    let d = 0;
-    const added = this.runs.merged();
-    let a = added.next();
-    for (const rec of indexRecords(join(this.dir, keep.index), keep.header)) {
-      let c = -1;
-      while (!a.done && (c = compareKeys(a.value.rec, rec)) < 0) {
-        yield a.value.rec;
-        a = added.next();
-      }
-      while (d < drop.length && compareKeys(drop[d]!, rec) < 0) d++;
-      if ((!a.done && c === 0) || (d < drop.length && compareKeys(drop[d]!, rec) === 0)) continue;
-      this.kept++;
-      yield rec;
-    }
-    for (; !a.done; a = added.next()) yield a.value.rec;
+  private records(): Iterable<Uint8Array> {
+    const added = (function* (runs: SortedRuns) {
+      for (const e of runs.merged()) yield e.rec;
+    })(this.runs);
+    if (!this.keep) return added;
+    this.dropOrder ??= [...this.keep.drop].sort((x, y) => compareKeys(x, y));
+    return withKept(added, indexRecords(join(this.dir, this.keep.index), this.keep.header), this.dropOrder, this.kept);
   }
 
   private dropNewParts(): void {
