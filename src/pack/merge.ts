@@ -6,7 +6,7 @@
  * record's part number is shifted by the parts listed before its shard's. A recipe (kind 2)
  * names part numbers inside its blob, so it is decoded, shifted and stored again in one new part,
  * which also holds the entries the merge adds (the merged `_manifest.json`). Then a new index
- * (written in three passes over the shards' slots: count, size the slots, write) and
+ * (index-file.ts, from the merged records kept in a file until that part is closed) and
  * `pack.json`, replaced last.
  */
 import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -14,31 +14,24 @@ import { join } from 'node:path';
 import { crc32 as zcrc32, gunzipSync, gzipSync } from 'node:zlib';
 import {
   Encoding,
-  HEADER_SIZE,
   Kind,
   PACK_POINTER,
-  PACK_VERSION,
   RECORD_SIZE,
-  SLOT_HEADER,
-  chooseBucketBits,
   compareKeys,
   decodeRecipe,
-  encodeHeader,
   encodePartHeader,
-  encodePartTable,
   encodePointer,
   encodeRecipe,
   encodeRecord,
-  encodeSlot,
   keyHex,
   packKey,
-  slotOf,
   type BlobRef,
   type PackRecord,
   type PartInfo,
 } from '../contract/pack-format.js';
 import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 import { linkOrCopy, onPath } from '../runtime/io-error.js';
+import { writeIndexFile } from './index-file.js';
 import { OutFile } from './out-file.js';
 import { PackReader } from './reader.js';
 
@@ -106,6 +99,7 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
   const tmpName = `.tmp-${process.pid}-${Date.now().toString(36)}`;
   const tmp = join(outDir, tmpName);
   let part: OutFile | undefined;
+  let records: OutFile | undefined;
   let newPart: string | undefined;
   try {
     for (const d of shardDirs) readers.push(await PackReader.open(d));
@@ -147,39 +141,22 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
       .sort((a, b) => compareKeys(a.key, b.key));
     const drop = new Set([...opts.drop, ...opts.add.keys()].map((path) => keyHex(packKey(path))));
 
-    // Pass 1: how many entries (and each key checked); pass 2: records per slot.
+    // The merged records (each key checked, recipes stored again), into a file of their own:
+    // the index is written from it once the new part is closed and the part table is known.
+    const merged = (records = new OutFile(join(tmp, 'records')));
+    const rec = new Uint8Array(RECORD_SIZE);
     let entries = 0;
-    for await (const { rec, shard } of mergedRecords(readers, drop, added)) {
-      if (shard >= 0) opts.check?.(rec.key, shard);
+    const recipes = new TwoGenerationCache<string, BlobRef>(1 << 15);
+    for await (const { rec: r, shard } of mergedRecords(readers, drop, added)) {
+      if (shard >= 0) opts.check?.(r.key, shard);
+      let out: PackRecord = shard < 0 ? r : { ...r, part: r.part + bases[shard]! };
+      if (shard >= 0 && r.kind === Kind.RECIPE) out = { ...r, ...(await restored(readers[shard]!, r, bases[shard]!, recipes, `${shard}:${r.part}:${r.offset}`, store)) };
+      encodeRecord(out, rec, 0);
+      merged.write(rec);
       entries++;
     }
-    const bucketBits = chooseBucketBits(entries);
-    const counts = new Uint32Array(2 ** bucketBits);
-    for await (const { rec } of mergedRecords(readers, drop, added)) counts[slotOf(rec.key, bucketBits)]!++;
-    let capacity = 1;
-    for (const c of counts) capacity = Math.max(capacity, c);
-
-    // Pass 3: the slots, into a file of their own until the part table (with the new part) is known.
-    const slots = new OutFile(join(tmp, 'slots'));
-    const recs = new Uint8Array(capacity * RECORD_SIZE);
-    let slot = 0;
-    let n = 0;
-    const emit = () => {
-      slots.write(encodeSlot(recs, n, capacity));
-      slot++;
-      n = 0;
-    };
-    const recipes = new TwoGenerationCache<string, BlobRef>(1 << 15);
-    for await (const { rec, shard } of mergedRecords(readers, drop, added)) {
-      let out: PackRecord = shard < 0 ? rec : { ...rec, part: rec.part + bases[shard]! };
-      if (shard >= 0 && rec.kind === Kind.RECIPE) out = { ...rec, ...(await restored(readers[shard]!, rec, bases[shard]!, recipes, `${shard}:${rec.part}:${rec.offset}`, store)) };
-      const s = slotOf(out.key, bucketBits);
-      while (slot < s) emit();
-      encodeRecord(out, recs, n * RECORD_SIZE);
-      n++;
-    }
-    while (slot < counts.length) emit();
-    slots.close();
+    merged.close();
+    records = undefined;
 
     const sha = p.close();
     part = undefined;
@@ -188,27 +165,9 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
     onPath(join(outDir, newPart), 'renaming into', () => renameSync(p.path, join(outDir, newPart!)));
     parts.push({ name: newPart, size: p.size, sha256: new Uint8Array(sha) });
 
-    const table = encodePartTable(parts);
-    const slotBytes = SLOT_HEADER + capacity * RECORD_SIZE;
-    const header = encodeHeader({
-      version: PACK_VERSION,
-      bucketBits,
-      slotCapacity: capacity,
-      partCount: parts.length,
-      entries,
-      blobs: readers.reduce((sum, r) => sum + r.header.blobs, blobs),
-      slotsOffset: HEADER_SIZE + table.length,
-      slotsLength: counts.length * slotBytes,
-      partTableOffset: HEADER_SIZE,
-      partTableLength: table.length,
-      generation: 1,
-    });
-    const idx = new OutFile(join(tmp, 'index'));
-    idx.write(header);
-    idx.write(table);
-    copyInto(idx, slots.path);
-    const idxSha = idx.close();
-    const index = `${idxSha.toString('hex', 0, 16)}.idx`;
+    const blobCount = readers.reduce((sum, r) => sum + r.header.blobs, blobs);
+    const idx = writeIndexFile(join(tmp, 'index'), () => recordsOf(merged.path), { most: entries, parts, blobs: blobCount, generation: 1 });
+    const index = `${idx.sha.toString('hex', 0, 16)}.idx`;
     onCreate(index);
     onPath(join(outDir, index), 'renaming into', () => renameSync(idx.path, join(outDir, index)));
     const pointer = join(tmp, 'pointer');
@@ -216,7 +175,7 @@ export async function mergePacks(shardDirs: readonly string[], outDir: string, o
     onPath(join(outDir, PACK_POINTER), 'renaming into', () => renameSync(pointer, join(outDir, PACK_POINTER)));
     return { index, entries, parts: parts.length, linked, bytesWritten: p.size + idx.size };
   } catch (e) {
-    if (part) closeSync(part.fd);
+    for (const f of [part, records]) if (f) closeSync(f.fd);
     throw e;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -237,11 +196,17 @@ async function restored(reader: PackReader, rec: PackRecord, base: number, seen:
   return blob;
 }
 
-function copyInto(out: OutFile, path: string): void {
-  const fd = openSync(path, 'r');
+/** The records of a file of records one after the other (read 1 MiB at a time; each a view into a buffer that is reused). */
+function* recordsOf(path: string): Generator<Uint8Array> {
+  const fd = onPath(path, 'opening', () => openSync(path, 'r'));
   try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (let k; (k = readSync(fd, buf, 0, buf.length, null)) > 0; ) out.write(buf.subarray(0, k));
+    const buf = new Uint8Array(RECORD_SIZE << 15);
+    for (let k = buf.length; k === buf.length; ) {
+      k = 0;
+      for (let r; k < buf.length && (r = onPath(path, 'reading', () => readSync(fd, buf, k, buf.length - k, null))) > 0; ) k += r;
+      if (k % RECORD_SIZE !== 0) throw new Error(`${path}: cut short (${k % RECORD_SIZE} bytes of a record at its end)`);
+      for (let at = 0; at < k; at += RECORD_SIZE) yield buf.subarray(at, at + RECORD_SIZE);
+    }
   } finally {
     closeSync(fd);
   }
