@@ -139,6 +139,36 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       for (const f of files) expect(readFileSync(join(again, f)).equals(readFileSync(join(packDir, f))), f).toBe(true);
     });
 
+    it('a tx .bin or .hex that is not the slice of its block (by its manifest line) is stored as the file is', async () => {
+      const altered = dir('altered');
+      cpSync(tree, altered, { recursive: true });
+      const bin = lines.find((l) => /^tx\/[0-9a-f]{64}\.bin$/.test(l.path))!.path;
+      const hex = lines.filter((l) => /^tx\/[0-9a-f]{64}\.hex$/.test(l.path)).at(-1)!.path;
+      // Same sizes: one byte of the .bin flipped; the .hex in upper case (not what a .bin spells).
+      const binBytes = readFileSync(join(altered, bin));
+      binBytes[binBytes.length - 1]! ^= 0xff;
+      const hexText = readFileSync(join(altered, hex), 'latin1').toUpperCase();
+      const edits = new Map<string, Buffer>([
+        [bin, binBytes],
+        [hex, Buffer.from(hexText, 'latin1')],
+      ]);
+      for (const [p, b] of edits) writeFileSync(join(altered, p), b);
+      const manifest = readFileSync(join(altered, MANIFEST_PATH), 'utf8').replace(/^[0-9a-f]{64} (\d+) (\S+)$/gm, (line, size: string, p: string) => {
+        const b = edits.get(p);
+        return b ? `${createHash('sha256').update(b).digest('hex')} ${size} ${p}` : line;
+      });
+      writeFileSync(join(altered, MANIFEST_PATH), manifest);
+      const s = await packFromTree(altered, dir('altered-pack'));
+      expect(s.slices).toBe(summary.slices - 2);
+      const reader = await PackReader.open(s.dir);
+      try {
+        for (const [p, b] of edits) expect(Buffer.from(await answerBytes((await reader.get(p))!)).equals(b), p).toBe(true);
+        expect(await reader.verify()).toEqual([]);
+      } finally {
+        await reader.close();
+      }
+    });
+
     it('answers every file byte for byte from the directory, ≤ 2 range reads per lookup after the root', async () => {
       const reader = await PackReader.open(packDir, { slotCache: 0 });
       try {

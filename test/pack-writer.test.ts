@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Encoding, Kind, PACK_POINTER, packKey, type RecipeSegment } from '../src/contract/pack-format.js';
@@ -364,17 +364,18 @@ describe('slices: a tx’s .bin and .hex as a byte range of its block’s .bin (
       const blockRaw = readFileSync(join(tree, `block/${blockHash}.bin`));
       const at = blockRaw.indexOf(raw);
       expect(at, p).toBeGreaterThan(80); // after the block header
-      w.addSlice(p, blocks.get(blockHash)!, at, raw);
-      w.addSlice(`tx/${txid}.hex`, blocks.get(blockHash)!, at, raw, { hex: true });
+      const slice = { length: raw.length, crc: crc32(raw) };
+      w.addSlice(p, blocks.get(blockHash)!, at, slice);
+      w.addSlice(`tx/${txid}.hex`, blocks.get(blockHash)!, at, slice, { hex: true });
       want.set(p, raw);
       want.set(`tx/${txid}.hex`, readFileSync(join(tree, `tx/${txid}.hex`)));
       slices++;
     }
     expect(slices).toBeGreaterThan(100);
     const first = [...blocks.values()][0]!;
-    expect(() => w.addSlice('x', first, first.stored - 2, new Uint8Array(3))).toThrow(`pack writer: x: bytes ${first.stored - 2}–${first.stored} are outside the ${first.stored}-byte blob they slice`);
+    expect(() => w.addSlice('x', first, first.stored - 2, { length: 3, crc: 0 })).toThrow(`pack writer: x: bytes ${first.stored - 2}–${first.stored} are outside the ${first.stored}-byte blob they slice`);
     // A slice whose bytes are not where it says: its CRC is of the claimed bytes.
-    w.addSlice('wrong.bin', first, 0, new Uint8Array(10));
+    w.addSlice('wrong.bin', first, 0, { length: 10, crc: crc32(new Uint8Array(10)) });
     const s = w.finish();
     expect(s.blobs).toBe(blocks.size);
     const r = await PackReader.open(s.dir, { slotCache: 0 });

@@ -4,7 +4,7 @@
 // Shard builds run as child processes, two at a time on one index, which they leave untouched.
 import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { SITE_INFO_PATH, type SiteInfo } from '../src/contract/layout.js';
@@ -228,7 +228,7 @@ describe('merge of shard packs: records of every kind', () => {
           }
           const slice = `b/${k}-${s}.slice`;
           if (shardOfPath(slice, n) === s) {
-            w.addSlice(slice, blob, 4, raw.subarray(4));
+            w.addSlice(slice, blob, 4, { length: raw.length - 4, crc: crc32(raw.subarray(4)) });
             want.set(slice, raw.subarray(4));
           }
         }

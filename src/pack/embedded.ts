@@ -6,12 +6,14 @@
  *
  * Every compact tx document starts with `{"hash":"<txid>","ver":`: each such head is a candidate,
  * taken only when the bytes from it are exactly the tx document (or its prefix followed by `}`),
- * checked by length and sha256 against what was recorded when the tx document was packed. A
- * pretty document holds no compact tx document and gives no segments.
+ * checked by length and CRC-32 against what was recorded when the tx document was packed (by
+ * sha256 for a document kept from a previous pack whose CRC-32 is not known). A pretty document
+ * holds no compact tx document and gives no segments.
  */
 import { createHash, hash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { RecipeSegment } from '../contract/pack-format.js';
-import { PREFIX_UNKNOWN, type TxBlobs } from './tx-blobs.js';
+import { CRC_UNKNOWN, PREFIX_UNKNOWN, type TxBlobs, type TxDocBlob } from './tx-blobs.js';
 
 const HEAD = Buffer.from('{"hash":"');
 const AFTER_TXID = Buffer.from('","ver":');
@@ -43,6 +45,17 @@ function headTxid(doc: Buffer, p: number): string | undefined {
   return doc.toString('latin1', p + HEAD.length, afterTxid);
 }
 
+/**
+ * Whether `span` followed by `more` is tx document `t`'s bytes (their length is the caller's
+ * check): by CRC-32, a third of sha256's cost on these spans, which is where most of a pack's
+ * second pass went; by the first 48 bits of the sha256 where the CRC-32 is not known.
+ */
+function isDoc(t: TxDocBlob, span: Uint8Array, more?: Uint8Array): boolean {
+  if (t.crc === CRC_UNKNOWN) return sha48(span, more) === t.sha;
+  const c = crc32(span);
+  return (more ? crc32(more, c) : c) === t.crc;
+}
+
 /** The txids of the compact tx document heads in `doc`, in order (each a candidate for embeddedTxSegments). */
 export function headTxids(doc: Buffer): string[] {
   const out: string[] = [];
@@ -57,8 +70,8 @@ export function headTxids(doc: Buffer): string[] {
  * The segments of `doc` with each embedded tx document as a range of its blob; undefined when
  * none is found. Adjacent literal bytes are one segment. `placement`, for a block document: the
  * placement fields its txs' documents end with (the same for every tx of a block), which tells
- * the embedded length of a document whose prefix is PREFIX_UNKNOWN, checked by the sha256 of the
- * embedded bytes followed by them against the document's.
+ * the embedded length of a document whose prefix is PREFIX_UNKNOWN, checked by the embedded bytes
+ * followed by them being the document.
  */
 export function embeddedTxSegments(doc: Buffer, txs: TxBlobs, placement?: Buffer): RecipeSegment[] | undefined {
   const segs: RecipeSegment[] = [];
@@ -72,11 +85,11 @@ export function embeddedTxSegments(doc: Buffer, txs: TxBlobs, placement?: Buffer
       const t = txs.doc(txid);
       if (t) {
         const end = p + t.size;
-        if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && sha48(doc.subarray(p, end)) === t.sha) taken = t.size;
+        if (t.size >= MIN_REFERENCE && end <= doc.length && doc[end - 1] === CLOSE && isDoc(t, doc.subarray(p, end))) taken = t.size;
         else if (t.prefix === PREFIX_UNKNOWN) {
           const prefix = placement ? t.size - placement.length : 0;
-          if (prefix >= MIN_REFERENCE && p + prefix < doc.length && doc[p + prefix] === CLOSE && sha48(doc.subarray(p, p + prefix), placement) === t.sha) taken = prefix;
-        } else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && sha48(doc.subarray(p, p + t.prefix)) === t.prefixSha) taken = t.prefix;
+          if (prefix >= MIN_REFERENCE && p + prefix < doc.length && doc[p + prefix] === CLOSE && isDoc(t, doc.subarray(p, p + prefix), placement)) taken = prefix;
+        } else if (t.prefix >= MIN_REFERENCE && p + t.prefix < doc.length && doc[p + t.prefix] === CLOSE && crc32(doc.subarray(p, p + t.prefix)) === t.prefixCrc) taken = t.prefix;
         if (taken) {
           if (p > literalFrom) segs.push({ type: 'literal', bytes: doc.subarray(literalFrom, p) });
           segs.push({ type: 'range', blob: t.blob, start: 0, length: taken });

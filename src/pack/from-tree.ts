@@ -22,10 +22,10 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { ManifestCursor } from '../contract/manifest.js';
 import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
-import { embeddedTxSegments, headTxids, placementPrefix, sha48 } from './embedded.js';
+import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
-import { PREFIX_UNKNOWN, shaKey, TxBlobs } from './tx-blobs.js';
+import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'> {
@@ -82,6 +82,12 @@ export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
   // decoded bytes are the text's exactly when their lowercase hex is the text again.
   const raw = Buffer.from(s, 'hex');
   return raw.length * 2 === s.length && raw.toString('hex') === s ? new Uint8Array(raw) : undefined;
+}
+
+/** What identifies a tx document's bytes (`sha`: their sha256, hex), for recipes over it. */
+function docMarks(bytes: Buffer, sha: string): Pick<TxDocBlob, 'size' | 'sha' | 'crc' | 'prefix' | 'prefixCrc'> {
+  const prefix = placementPrefix(bytes);
+  return { size: bytes.length, sha: shaKey(sha), crc: zcrc32(bytes), prefix, prefixCrc: prefix ? zcrc32(bytes.subarray(0, prefix)) : 0 };
 }
 
 /** A record's blob fields alone (a record also holds its key). */
@@ -162,9 +168,23 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (vouched(l.path)) return false;
+    if (vouched(l.path) || sliceOf(l)) return false;
     const tx = TX_FILE.exec(l.path);
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
+  };
+
+  /**
+   * The slice of its block's blob that a tx's `.bin` or `.hex` file is, when the manifest line's
+   * size and sha256 are those of the slice's bytes (or their hex): the file need not be read.
+   * Not where a previous answer could be kept instead (`early` false: each file is compared).
+   */
+  const sliceOf = (l: ManifestLine): TxSlice | undefined => {
+    if (!early) return undefined;
+    const tx = TX_FILE.exec(l.path);
+    const s = tx && tx[2] !== 'json' ? txs.slice(tx[1]!) : undefined;
+    if (!s) return undefined;
+    const hex = tx![2] === 'hex';
+    return l.size === (hex ? 2 * s.length : s.length) && shaKey(l.sha) === (hex ? s.hexSha : s.binSha) ? s : undefined;
   };
 
   /**
@@ -189,15 +209,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     if (blob.encoding !== Encoding.IDENTITY) return;
     const raw = file.bytes;
     for (const t of file.txs ?? blockTxPlaces(raw)) {
-      txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)) });
+      txs.setSlice(t.txid, { block: blob, start: t.start, length: t.length, crc: zcrc32(raw.subarray(t.start, t.start + t.length)), binSha: t.binSha, hexSha: t.hexSha });
     }
     if (!early) return;
     for (const { txid, doc } of file.txs ?? []) {
       // A tx of an off-chain block has no document.
       if (doc === undefined || txs.doc(txid) || vouched(`tx/${txid}.json`)) continue;
-      const prefix = placementPrefix(doc.bytes);
-      const stored = writer.store(doc.bytes, true, prepared(doc));
-      txs.setDoc(txid, { blob: stored, size: doc.bytes.length, sha: shaKey(doc.sha), prefix, prefixSha: prefix ? sha48(doc.bytes.subarray(0, prefix)) : 0, early: true });
+      txs.setDoc(txid, { ...docMarks(doc.bytes, doc.sha), blob: writer.store(doc.bytes, true, prepared(doc)), early: true });
     }
   };
 
@@ -230,7 +248,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       const old = tx?.[2] === 'json' ? await base!.lookup(l.path) : undefined;
       if (tx?.[2] !== 'json' || (old && old.size === l.size)) {
         count(l.size);
-        if (old) txs.setDoc(tx![1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), prefix: PREFIX_UNKNOWN, prefixSha: 0, early: false });
+        // An identity blob's CRC-32 is the document's; a gzip one's is not.
+        const crc = old && old.encoding === Encoding.IDENTITY ? old.crc : CRC_UNKNOWN;
+        if (old) txs.setDoc(tx![1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), crc, prefix: PREFIX_UNKNOWN, prefixCrc: 0, early: false });
         return;
       }
     }
@@ -245,6 +265,15 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
           return;
         }
       }
+    }
+    const slice = sliceOf(l);
+    if (slice) {
+      const hex = l.path.endsWith('.hex');
+      writer.addSlice(l.path, slice.block, slice.start, slice, { hex });
+      count(l.size);
+      n.slices++;
+      if (hex) n.hexEntries++;
+      return;
     }
     const file = await readChecked(l, ahead);
     const bytes = file.bytes;
@@ -269,7 +298,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       const raw = tx[2] === 'hex' ? rawOfHex(bytes) : bytes;
       const s = raw && txs.slice(tx[1]!);
       if (raw && s && s.length === raw.length && zcrc32(raw) === s.crc) {
-        writer.addSlice(l.path, s.block, s.start, raw, { hex: tx[2] === 'hex' });
+        writer.addSlice(l.path, s.block, s.start, s, { hex: tx[2] === 'hex' });
         n.slices++;
       } else if (raw && tx[2] === 'hex') writer.addHex(l.path, raw);
       else writer.add(l.path, bytes, { prepared: prepared(file) });
@@ -284,10 +313,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       }
       blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     }
-    if (tx?.[2] === 'json') {
-      const prefix = placementPrefix(bytes);
-      txs.setDoc(tx[1]!, { blob, size: bytes.length, sha: shaKey(l.sha), prefix, prefixSha: prefix ? sha48(bytes.subarray(0, prefix)) : 0, early: false });
-    } else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
+    if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { ...docMarks(bytes, l.sha), blob, early: false }); else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
   };
 
   try {

@@ -15,6 +15,8 @@ import type { BlobRef, Encoding } from '../contract/pack-format.js';
 
 /** TxDocBlob.prefix of a document kept from a previous pack unread: not known until read (see packFromTree). */
 export const PREFIX_UNKNOWN = 0xffffffff;
+/** TxDocBlob.crc of a document kept from a previous pack unread and stored gzip: not known (its sha256 is). */
+export const CRC_UNKNOWN = -1;
 
 /** A tx document's blob and what identifies its bytes. */
 export interface TxDocBlob {
@@ -22,20 +24,24 @@ export interface TxDocBlob {
   size: number;
   /** First 48 bits of the document's sha256 (shaKey). */
   sha: number;
+  /** CRC-32 of the document's bytes, or CRC_UNKNOWN. */
+  crc: number;
   /** Length of the document without its placement fields (`,"block":…,"time":…}`): 0 when it has none, PREFIX_UNKNOWN when not read. */
   prefix: number;
-  /** First 48 bits of the sha256 of those `prefix` bytes (0 when `prefix` is). */
-  prefixSha: number;
+  /** CRC-32 of those `prefix` bytes (0 when `prefix` is). */
+  prefixCrc: number;
   /** Whether the blob was written before the manifest's line for the document came (to be checked there). */
   early: boolean;
 }
 
-/** A tx's raw bytes inside its block's identity blob. */
+/** A tx's raw bytes inside its block's identity blob, and what identifies its `.bin` and `.hex` files (TxPlace's). */
 export interface TxSlice {
   block: BlobRef;
   start: number;
   length: number;
   crc: number;
+  binSha: number;
+  hexSha: number;
 }
 
 /** The first 52 bits of a txid, as a number (a number key holds no string alive). */
@@ -53,8 +59,9 @@ class DocRows {
   crc = new Uint32Array(1024);
   size = new Uint32Array(1024);
   sha = new Float64Array(1024);
+  docCrc = new Float64Array(1024);
   prefix = new Uint32Array(1024);
-  prefixSha = new Float64Array(1024);
+  prefixCrc = new Uint32Array(1024);
   early = new Uint8Array(1024);
   length = 0;
 
@@ -72,8 +79,9 @@ class DocRows {
     this.crc = more(this.crc);
     this.size = more(this.size);
     this.sha = more(this.sha);
+    this.docCrc = more(this.docCrc);
     this.prefix = more(this.prefix);
-    this.prefixSha = more(this.prefixSha);
+    this.prefixCrc = more(this.prefixCrc);
     this.early = more(this.early);
   }
 }
@@ -99,8 +107,9 @@ export class TxBlobs {
     r.crc[i] = doc.blob.crc;
     r.size[i] = doc.size;
     r.sha[i] = doc.sha;
+    r.docCrc[i] = doc.crc;
     r.prefix[i] = doc.prefix;
-    r.prefixSha[i] = doc.prefixSha;
+    r.prefixCrc[i] = doc.prefixCrc;
     r.early[i] = doc.early ? 1 : 0;
   }
 
@@ -112,8 +121,9 @@ export class TxBlobs {
       blob: { part: r.part[i]!, offset: r.offset[i]!, stored: r.stored[i]!, encoding: r.encoding[i]! as Encoding, crc: r.crc[i]! },
       size: r.size[i]!,
       sha: r.sha[i]!,
+      crc: r.docCrc[i]!,
       prefix: r.prefix[i]!,
-      prefixSha: r.prefixSha[i]!,
+      prefixCrc: r.prefixCrc[i]!,
       early: r.early[i] === 1,
     };
   }

@@ -194,18 +194,19 @@ export class PackWriter {
   }
 
   /**
-   * `path` answers `bytes`, which are bytes [start, start + length) of the identity blob
-   * `container` (a tx's `.bin` inside its block's `.bin`): no bytes are written. With `hex`, the
-   * answer is their lowercase hex (the tx's `.hex`). The caller vouches that the bytes are there;
-   * the record's CRC-32 is of `bytes`, so a reader or verify() finds a wrong slice.
+   * `path` answers bytes [start, start + slice.length) of the identity blob `container` (a tx's
+   * `.bin` inside its block's `.bin`), whose CRC-32 is `slice.crc`: no bytes are written. With
+   * `hex`, the answer is their lowercase hex (the tx's `.hex`). The caller vouches that those
+   * bytes are there; the record's CRC-32 is the slice's, so a reader or verify() finds a wrong one.
    */
-  addSlice(path: string, container: BlobRef, start: number, bytes: Uint8Array, opts: { hex?: boolean } = {}): { blob: BlobRef; size: number } {
+  addSlice(path: string, container: BlobRef, start: number, slice: { length: number; crc: number }, opts: { hex?: boolean } = {}): { blob: BlobRef; size: number } {
+    const { length, crc } = slice;
     if (container.encoding !== Encoding.IDENTITY) throw new Error(`pack writer: ${path}: a slice needs an identity blob to point into`);
-    if (!Number.isSafeInteger(start) || start < 0 || start + bytes.length > container.stored) {
-      throw new Error(`pack writer: ${path}: bytes ${start}–${start + bytes.length - 1} are outside the ${container.stored}-byte blob they slice`);
+    if (!Number.isSafeInteger(start) || start < 0 || start + length > container.stored) {
+      throw new Error(`pack writer: ${path}: bytes ${start}–${start + length - 1} are outside the ${container.stored}-byte blob they slice`);
     }
-    const blob: BlobRef = { part: container.part, offset: container.offset + start, stored: bytes.length, encoding: Encoding.IDENTITY, crc: zcrc32(bytes) };
-    const size = opts.hex ? bytes.length * 2 : bytes.length;
+    const blob: BlobRef = { part: container.part, offset: container.offset + start, stored: length, encoding: Encoding.IDENTITY, crc };
+    const size = opts.hex ? length * 2 : length;
     this.record(path, opts.hex ? Kind.HEX : Kind.STORED, blob, size);
     return { blob, size };
   }
