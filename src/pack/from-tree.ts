@@ -313,7 +313,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       }
       blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     }
-    if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { ...docMarks(bytes, l.sha), blob, early: false }); else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
+    if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { ...docMarks(bytes, l.sha), blob, early: false });
+    else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
   };
 
   try {
