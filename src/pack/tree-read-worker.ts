@@ -2,8 +2,10 @@
  * The tree read thread (read-ahead.ts): reads batches of a tree's files, their sha256 and, for
  * the files asked so, their gzip for packFromTree, so that opening, reading, hashing and
  * compressing a tree's files is off the main thread. For a block's `.bin` asked so, it also
- * finds where its txs sit and reads their documents: the main thread, which stores a block's
- * tx documents next to it, then never waits for a read of its own.
+ * finds where its txs sit (with the sha256 of each tx's bytes and of their hex, which its
+ * `.bin` and `.hex` lines are checked against instead of reading those files) and reads their
+ * documents: the main thread, which stores a block's tx documents next to it, then never waits
+ * for a read of its own.
  */
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
