@@ -61,10 +61,9 @@ export function* indexRecords(file: string, h: PackHeader): Generator<Uint8Array
 
 /**
  * `added` and `base` (both in key order) merged: a base record is left out when its key is in
- * `drop` (sorted) or `added` has the same key (the added record wins); `kept.count` counts the
- * base records yielded.
+ * `drop` (sorted) or `added` has the same key (the added record wins).
  */
-export function* withKept(added: Iterable<Uint8Array>, base: Iterable<Uint8Array>, drop: readonly Uint8Array[], kept: { count: number }): Generator<Uint8Array> {
+export function* withKept(added: Iterable<Uint8Array>, base: Iterable<Uint8Array>, drop: readonly Uint8Array[]): Generator<Uint8Array> {
   let d = 0;
   const it = added[Symbol.iterator]();
   let a = it.next();
@@ -76,7 +75,6 @@ export function* withKept(added: Iterable<Uint8Array>, base: Iterable<Uint8Array
     }
     while (d < drop.length && compareKeys(drop[d]!, rec) < 0) d++;
     if ((!a.done && c === 0) || (d < drop.length && compareKeys(drop[d]!, rec) === 0)) continue;
-    kept.count++;
     yield rec;
   }
   for (; !a.done; a = it.next()) yield a.value;

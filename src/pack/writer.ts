@@ -128,8 +128,7 @@ export class PackWriter {
   private partNumber: number;
   private readonly runs: SortedRuns;
   private readonly keep: KeptRecords | undefined;
-  /** Records kept from the base by finish() (see PackWriterOptions.keep), and its dropped keys sorted. */
-  private readonly kept = { count: 0 };
+  /** The keys of PackWriterOptions.keep's dropped records, sorted (by finish()). */
   private dropOrder: Uint8Array[] | undefined;
   /** The record being added (copied into the runs). */
   private readonly rec = new Uint8Array(RECORD_SIZE);
@@ -302,14 +301,14 @@ export class PackWriter {
         parts: this.parts,
         blobs: this.blobs,
         generation: this.generation,
+        // The added records' keys are distinct (the runs refuse a key twice): the rest were kept.
         check: (entries) => {
           if (expect.entries !== undefined && entries !== expect.entries) {
             throw new Error(
-              `pack writer: the new index would hold ${entries} entries (${entries - this.kept.count} added, ${this.kept.count} kept from the base pack), not the ${expect.entries} expected` +
+              `pack writer: the new index would hold ${entries} entries (${this.entries} added, ${entries - this.entries} kept from the base pack), not the ${expect.entries} expected` +
                 (this.keep ? ': the base pack is not the one made from the tree its changed paths are relative to' : ''),
             );
           }
-          this.kept.count = 0; // counted again by the second pass
         },
       });
       const index = `${idx.sha.toString('hex', 0, 16)}.idx`;
@@ -324,7 +323,7 @@ export class PackWriter {
         dir: this.dir,
         index,
         entries: idx.entries,
-        kept: this.kept.count,
+        kept: idx.entries - this.entries,
         blobs: this.blobs,
         parts: this.parts,
         newParts: this.newParts,
@@ -348,7 +347,7 @@ export class PackWriter {
     })(this.runs);
     if (!this.keep) return added;
     this.dropOrder ??= [...this.keep.drop].sort((x, y) => compareKeys(x, y));
-    return withKept(added, indexRecords(join(this.dir, this.keep.index), this.keep.header), this.dropOrder, this.kept);
+    return withKept(added, indexRecords(join(this.dir, this.keep.index), this.keep.header), this.dropOrder);
   }
 
   private dropNewParts(): void {
