@@ -102,6 +102,8 @@ interface ManifestLine {
   sha: string;
   size: number;
   path: string;
+  /** A tx file's path parsed (txid, extension), once a line: it is asked of every line more than once. */
+  tx: RegExpExecArray | null;
 }
 
 /** The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). */
@@ -110,7 +112,7 @@ async function* manifestLines(manifestPath: string, take: (path: string) => bool
   try {
     while (!c.done) {
       const path = c.buf.toString('utf8', c.pathAt, c.end);
-      if (take(path)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path };
+      if (take(path)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path, tx: TX_FILE.exec(path) };
       c.next();
     }
   } finally {
@@ -169,7 +171,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
     if (vouched(l.path) || sliceOf(l)) return false;
-    const tx = TX_FILE.exec(l.path);
+    const tx = l.tx;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
@@ -180,7 +182,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
    */
   const sliceOf = (l: ManifestLine): TxSlice | undefined => {
     if (!early) return undefined;
-    const tx = TX_FILE.exec(l.path);
+    const tx = l.tx;
     const s = tx && tx[2] !== 'json' ? txs.slice(tx[1]!) : undefined;
     if (!s) return undefined;
     const hex = tx![2] === 'hex';
@@ -241,7 +243,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   const packFile = async (l: ManifestLine, ahead: Promise<FileRead> | undefined, second: boolean) => {
-    const tx = TX_FILE.exec(l.path);
+    const tx = l.tx;
     if (vouched(l.path)) {
       // Kept by the writer from the base index. A tx document's blob is looked up: recipes refer
       // to it (one of another size is read and stored again, its record replacing the base's).
