@@ -5,15 +5,19 @@ import { onPath, writeAll } from '../runtime/io-error.js';
 
 const WRITE_CHUNK = 1 << 20;
 
-/** A file written through a 1 MiB buffer, hashed as it goes. */
+/** A file written through a 1 MiB buffer, hashed as it goes (a `scratch` file: neither hashed nor synced). */
 export class OutFile {
   readonly fd: number;
-  readonly hash: Hash = createHash('sha256');
+  readonly hash: Hash | undefined;
   private buf = Buffer.allocUnsafe(WRITE_CHUNK);
   private at = 0;
   size = 0;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    private readonly opts: { scratch?: boolean } = {},
+  ) {
+    this.hash = opts.scratch ? undefined : createHash('sha256');
     this.fd = onPath(path, 'creating', () => openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666));
   }
 
@@ -29,7 +33,7 @@ export class OutFile {
 
   private raw(b: Uint8Array): void {
     onPath(this.path, 'writing', () => writeAll(this.fd, b));
-    this.hash.update(b);
+    this.hash?.update(b);
   }
 
   flush(): void {
@@ -37,11 +41,11 @@ export class OutFile {
     this.at = 0;
   }
 
-  /** Flushes, syncs and closes; returns the sha256 of everything written. */
+  /** Flushes, syncs and closes; returns the sha256 of everything written (a scratch file: flushes and closes). */
   close(): Buffer {
     this.flush();
-    onPath(this.path, 'syncing', () => fsyncSync(this.fd));
+    if (!this.opts.scratch) onPath(this.path, 'syncing', () => fsyncSync(this.fd));
     closeSync(this.fd);
-    return this.hash.digest();
+    return this.hash?.digest() ?? Buffer.alloc(0);
   }
 }
