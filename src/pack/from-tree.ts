@@ -8,7 +8,8 @@
  * Each byte is stored once where the tree repeats it (docs/pack-format.md, "What is stored once"):
  * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
  * - a tx's `.bin` and `.hex` are a slice of its block's `.bin` blob (found by parsing the block);
- * - address and block documents are recipes over the blobs of the tx documents they embed.
+ * - address and block documents are recipes over the blobs of the tx documents they embed (an
+ *   address document the build just wrote from the hint it kept then, unread: hints.ts).
  * The manifest is read twice: first everything but address and block documents (a block's `.bin`
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.
@@ -23,6 +24,7 @@ import { ManifestCursor } from '../contract/manifest.js';
 import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
+import { RecipeHints } from './hints.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
@@ -43,6 +45,12 @@ export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'
   withManifest?: boolean;
   /** Called every 4096 files with the count so far. */
   onProgress?: (files: number) => void;
+  /**
+   * The recipe hints of the documents the build that made the tree wrote (hints.ts): such a
+   * document is a recipe from its hint, unread, when the hint holds. Only the build's own, for
+   * the tree it just published.
+   */
+  hints?: readonly string[];
 }
 
 export interface FromTreeSummary extends PackSummary {
@@ -60,6 +68,8 @@ export interface FromTreeSummary extends PackSummary {
   recipes: number;
   /** Tx `.bin` and `.hex` files stored as slices of their block's `.bin`. */
   slices: number;
+  /** Of the recipes, the ones made from their document's hint, unread. */
+  hinted: number;
 }
 
 const BASE_SLOT_CACHE = 2048;
@@ -145,9 +155,10 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
   const reader = new TreeReader(treeDir, gzipLevel);
-  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0 };
+  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
+  let hints: RecipeHints | undefined; // opened in the try below
 
   /** The file (read ahead, or now), checked against its manifest line. */
   const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<FileRead> => {
@@ -170,7 +181,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (vouched(l.path) || sliceOf(l)) return false;
+    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path)) return false;
     const tx = l.tx;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
@@ -268,6 +279,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         }
       }
     }
+    const hinted = second ? hints?.segments(l.path, l.size, txs) : undefined;
+    if (hinted) {
+      writer.addRecipe(l.path, hinted, { compress: true });
+      count(l.size);
+      n.recipes++;
+      n.hinted++;
+      return;
+    }
     const slice = sliceOf(l);
     if (slice) {
       const hex = l.path.endsWith('.hex');
@@ -320,6 +339,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   try {
+    // Like slices, not where a previous answer could be kept instead (each file is compared).
+    if (early && opts.hints?.length) hints = new RecipeHints(opts.hints);
     const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
@@ -345,5 +366,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   } finally {
     await reader.close();
     await base?.close();
+    hints?.close();
   }
 }

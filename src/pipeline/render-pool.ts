@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { ShardSpec } from '../contract/shard.js';
 import type { ChainIndex } from '../index/query.js';
@@ -7,6 +8,7 @@ import { Renderer, type RenderReply, type RenderRequest, type RenderTask, type R
 import { MAX_TEXT_FILES, TxTextStore } from './tx-text-store.js';
 import { noReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
+import { removeHints } from '../pack/hints.js';
 
 /** One render thread a core; each has a scratch file of tx texts, and two are the store's own. */
 const POOL_SIZE = Math.max(1, Math.min(availableParallelism(), MAX_TEXT_FILES - 2));
@@ -60,8 +62,21 @@ export class RenderPool {
     private readonly threadsAbove = 4096,
     /** A shard build: the threads write only this shard's files and open the index read-only. */
     private readonly shard?: ShardSpec,
+    /** A pack build: the base name of the threads' recipe hints files (see hintFiles). */
+    private readonly hintsBase?: string,
   ) {
     this.texts = new TxTextStore(textsBase);
+    removeHints(this.hintFiles); // a killed build's are not this one's
+  }
+
+  /** The recipe hints files the renderers write (src/pack/hints.ts): one a thread and the main thread's, those that exist. */
+  get hintFiles(): string[] {
+    if (this.hintsBase === undefined) return [];
+    return [...Array.from({ length: POOL_SIZE }, (_, i) => this.hintsFile(i)!), this.hintsFile('m')!].filter((f) => existsSync(f));
+  }
+
+  private hintsFile(thread: number | 'm'): string | undefined {
+    return this.hintsBase === undefined ? undefined : `${this.hintsBase}.${thread}`;
   }
 
   /** How many render threads were started (0: everything ran on the main thread). */
@@ -89,7 +104,7 @@ export class RenderPool {
     const data = this.data();
     return Array.from({ length: POOL_SIZE }, (_, i) => {
       const file = i + 1;
-      const init: RenderWorkerData = { ...data, textFile: this.texts.path(file), rowsName: `r${i}` };
+      const init: RenderWorkerData = { ...data, textFile: this.texts.path(file), rowsName: `r${i}`, hintsFile: this.hintsFile(i) };
       const worker = new WorkerThread<RenderRequest, RenderReply>(`render thread ${i}`, import.meta.url, './render-worker', init, {
         message: (m) => this.answer(t, m), // posted after `t` is set below
         failed: (e) => this.gate.fail(e),
@@ -133,7 +148,7 @@ export class RenderPool {
   async submit(task: Exclude<RenderTask, { kind: 'texts' | 'seal' }>, onDone: () => void): Promise<void> {
     if (this.inlineStage) {
       const file = MAX_TEXT_FILES - 1;
-      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file), rowsName: 'm' });
+      this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file), rowsName: 'm', hintsFile: this.hintsFile('m') });
       if (task.kind === 'addresses' && !this.inlineTexts) {
         this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
         this.inlineTexts = true;

@@ -13,7 +13,8 @@ import { shardOfPath, type ShardSpec } from '../contract/shard.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { readIfAny, updateTarget, writeFile, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
+import { readIfAny, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
+import { HintWriter } from '../pack/hints.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts } from './block-files.js';
 import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
@@ -32,6 +33,8 @@ export interface RenderWorkerData {
   update?: UpdateOf;
   /** This thread's tx text scratch file. */
   textFile: string;
+  /** A pack build: where this thread keeps the recipe hints of the compact address documents it writes (src/pack/hints.ts). */
+  hintsFile?: string;
   /** Txids that occur more than once in the chain: their files are left to the main thread. */
   duplicates: string[];
   /** Where its manifest rows go, and the name of its runs. */
@@ -83,6 +86,7 @@ export class Renderer {
   private readonly dirs = new Set<string>();
   private readonly rows: ManifestRows;
   private readonly update: UpdateTarget | undefined;
+  private hints: HintWriter | undefined;
 
   constructor(
     private readonly index: ChainIndex,
@@ -97,6 +101,8 @@ export class Renderer {
     const { index, d } = this;
     if (task.kind === 'seal') {
       try {
+        this.hints?.close();
+        this.hints = undefined;
         return [{ id, sealed: this.rows.seal() }, []];
       } catch (e) {
         const err = e as NodeJS.ErrnoException | undefined;
@@ -114,13 +120,15 @@ export class Renderer {
     const status: number[] = [];
     const at = { path: '' };
     let what = '';
-    const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null) => {
-      if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return;
+    /** Writes a file of this thread's shard: its status, or undefined (another shard's). */
+    const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null): number | undefined => {
+      if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return undefined;
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       const s = writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
       if (d.update) paths.push(rel);
       status.push(s);
       at.path = '';
+      return s;
     };
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
@@ -151,7 +159,13 @@ export class Renderer {
           const rel = addressPath(a);
           const before = reuse ? previous(rel) : undefined;
           if (reuse) reuse.previous = before;
-          file(rel, addressDocument(index, this.texts!, a, d.pretty, reuse), reuse ? (before ?? null) : undefined);
+          const spliced = reuse?.counts.spliced;
+          const parts = addressDocument(index, this.texts!, a, d.pretty, reuse);
+          // A hint for a document assembled from tx texts (a spliced one's copied runs are not known as txs).
+          const hints = d.hintsFile && !d.pretty && reuse?.counts.spliced === spliced ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
+          const texts = this.texts!;
+          const s = file(rel, hints ? hints.recording(rel, parts, (p) => texts.txOf(p)) : parts, reuse ? (before ?? null) : undefined);
+          if (s === WRITTEN) hints?.keep();
         }
       }
       const reply: RenderReply = {

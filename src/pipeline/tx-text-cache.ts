@@ -1,7 +1,9 @@
+import { crc32 } from 'node:zlib';
 import { fromDisplayHex } from '../chain/hash.js';
 import type { ChainIndex } from '../index/query.js';
 import { renderTx } from '../render/tx.js';
 import { TwoGenerationCache } from '../chain/two-gen-cache.js';
+import type { EmbeddedTx } from '../pack/hints.js';
 import type { TxTextReader } from './tx-text-store.js';
 
 /**
@@ -16,6 +18,8 @@ import type { TxTextReader } from './tx-text-store.js';
  */
 export class TxTexts {
   private readonly texts: TwoGenerationCache<string, Buffer>;
+  /** The txid of each text get() returned (and, once asked, its CRC-32), by the very buffer. */
+  private readonly ids = new WeakMap<Uint8Array, { txid: string; crc?: number }>();
 
   constructor(
     private readonly index: ChainIndex,
@@ -27,7 +31,9 @@ export class TxTexts {
   }
 
   get(txid: string): Buffer {
-    let text = this.texts.get(txid) ?? this.stored?.find(txid);
+    const cached = this.texts.get(txid);
+    if (cached) return cached;
+    let text = this.stored?.find(txid);
     if (text === undefined) {
       const hash = fromDisplayHex(txid);
       const found = this.index.findTx(hash);
@@ -36,6 +42,14 @@ export class TxTexts {
       text = Buffer.from(renderTx(found.tx, this.index.net, this.index.spendersOf(hash, found.tx.outputs.length), placement, this.pretty));
     }
     this.texts.set(txid, text);
+    this.ids.set(text, { txid });
     return text;
+  }
+
+  /** The tx whose document `part` is, when it is a buffer get() returned: for the pack's recipe hints (src/pack/hints.ts). */
+  txOf(part: Uint8Array): EmbeddedTx | undefined {
+    const id = this.ids.get(part);
+    if (id) id.crc ??= crc32(part);
+    return id as EmbeddedTx | undefined;
   }
 }

@@ -47,6 +47,8 @@ export interface PackReport {
   /** Entries kept from the previous pack (their bytes not written again), and of those the ones not even read. */
   reused: number;
   carried: number;
+  /** Address documents made into recipes from the hints the build kept as it wrote them, not read back. */
+  hinted: number;
   /** Bytes of the new parts and index; parts written; files removed after the swap. */
   bytesWritten: number;
   newParts: number;
@@ -214,6 +216,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     append: previous !== undefined && !shard, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
     changed: carry ? changed : undefined,
+    hints: sealed.recipeHints,
     onCreate: (name) => {
       journal.add(name);
       hooks.onPackFile?.(name);
@@ -234,6 +237,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     entries: summary.entries,
     reused: summary.reused,
     carried: summary.carried,
+    hinted: summary.hinted,
     bytesWritten: summary.bytesWritten,
     newParts: summary.newParts.length,
     removed: removed.length,

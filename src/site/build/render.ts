@@ -5,6 +5,7 @@ import { writeOffChain, writeTxsAndBlocks } from '../../pipeline/blocks.js';
 import type { StageContext } from '../../pipeline/context.js';
 import { writeNames } from '../../pipeline/name-files.js';
 import { RenderPool } from '../../pipeline/render-pool.js';
+import { removeHints } from '../../pack/hints.js';
 import { writeSiteFiles } from '../../pipeline/site-files.js';
 import type { Opened } from './open-index.js';
 import type { Staged } from './stage.js';
@@ -30,8 +31,11 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
   const { height, changes, side, orphan } = synced;
   await index.store.root.flushed; // the render threads read the index
   const rawWritten = full && opened.shard === undefined; // by the scan (sync phase); a shard build has none: its raw files come from the block spill
-  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), rawWritten, hooks.renderThreadsAbove, opened.shard);
+  // A pack build's compact address documents become recipes from hints kept as they are written (src/pack/hints.ts).
+  const hints = opened.format === 'pack' && !pretty ? join(targets.stateDir, 'recipe-hints.tmp') : undefined;
+  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), rawWritten, hooks.renderThreadsAbove, opened.shard, hints);
   teardown.add(() => pool.close(), 'threads');
+  teardown.add(() => removeHints(pool.hintFiles));
   const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
 
   await writeTxsAndBlocks(ctx);

@@ -18,6 +18,8 @@ export interface Sealed {
   manifest: ManifestSummary;
   /** The paths this run changed (incremental builds; undefined: a full build). */
   changed: ReadonlySet<string> | undefined;
+  /** A pack build: the recipe hints of the address documents this run wrote (src/pack/hints.ts), for its pack phase. */
+  recipeHints: string[];
 }
 
 /**
@@ -39,5 +41,5 @@ export async function sealPhase({ targets, full, progress }: Opened, { height }:
   const previous = changed && join(publishedDir(targets.outDir)!, MANIFEST_PATH);
   const manifest = writeManifest(rowsDir, previous, join(writer.root, MANIFEST_PATH), pool.sealedRows + writer.sealedRows, (done, total) => progress.update(done, total, 'files'));
   progress.end();
-  return { root: writer.root, height, tipHash, manifest, changed };
+  return { root: writer.root, height, tipHash, manifest, changed, recipeHints: pool.hintFiles };
 }

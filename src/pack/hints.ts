@@ -1,0 +1,241 @@
+/**
+ * Recipe hints: what a render thread knows of each compact address document it writes — which of
+ * its byte ranges are which tx's /tx document, verbatim — kept for the pack phase of the same
+ * build, which turns each such document into its recipe (embedded.ts) without reading the file
+ * back and scanning it. A hint is taken only when each of its ranges is the tx document the pack
+ * holds, by length and CRC-32 (the same check the scan makes of a candidate span), and it then
+ * gives exactly the segments the scan would: a document whose hint fails is read and scanned.
+ *
+ * A scratch file of the build (one per render thread, in the state dir, removed with the
+ * build's other scratch files): records, each
+ *   u32 length of the rest ‖ u16 path length ‖ path (UTF-8) ‖ f64 document size ‖ segments
+ * to the record's end, each 0 ‖ u32 n ‖ n literal bytes, or 1 ‖ txid (32 bytes, the hex's
+ * order) ‖ u32 length ‖ u32 CRC-32 of the tx document.
+ */
+import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
+import type { RecipeSegment } from '../contract/pack-format.js';
+import { onPath } from '../runtime/io-error.js';
+import { MIN_REFERENCE } from './embedded.js';
+import { OutFile } from './out-file.js';
+import { CRC_UNKNOWN, type TxBlobs } from './tx-blobs.js';
+
+const LITERAL = 0;
+const TX = 1;
+const TXID_BYTES = 32;
+const WHAT = 'recipe hints scratch file';
+
+/** A part of a document that is a tx's document, as the renderer knows it. */
+export interface EmbeddedTx {
+  txid: string;
+  crc: number;
+}
+
+/**
+ * A render thread's hints: each document's record encoded as its parts are taken by whatever
+ * writes them, in one buffer reused from document to document (no allocation a part), then
+ * appended to the thread's file.
+ */
+export class HintWriter {
+  private readonly out: OutFile;
+  private buf = Buffer.allocUnsafe(1 << 20);
+  private at = 0;
+  /** Where the open literal segment's length is, or -1. */
+  private literalAt = -1;
+  private size = 0;
+  private refs = 0;
+  private nameLength = 0;
+  private complete = false;
+
+  constructor(path: string) {
+    this.out = new OutFile(path, { scratch: true });
+  }
+
+  /**
+   * `parts` of the document at `path`, passed through, each recorded: a tx's document when
+   * `txOf` names one, else literal bytes. Once all are taken, {@link keep} appends the record.
+   */
+  *recording(path: string, parts: Iterable<Uint8Array>, txOf: (part: Uint8Array) => EmbeddedTx | undefined): Generator<Uint8Array> {
+    this.complete = false;
+    this.at = 0;
+    this.literalAt = -1;
+    this.size = 0;
+    this.refs = 0;
+    this.nameLength = Buffer.byteLength(path, 'utf8');
+    this.room(4 + 2 + this.nameLength + 8);
+    this.buf.writeUInt16LE(this.nameLength, 4);
+    this.buf.write(path, 6, 'utf8');
+    this.at = 6 + this.nameLength + 8;
+    for (const p of parts) {
+      const tx = txOf(p);
+      if (tx) this.tx(tx, p.length);
+      else this.literal(p);
+      this.size += p.length;
+      yield p;
+    }
+    this.closeLiteral();
+    this.complete = true;
+  }
+
+  /** Appends the record of the document whose parts were all just taken (when it embeds a tx document: else there is nothing to hint). */
+  keep(): void {
+    if (!this.complete || this.refs === 0) return;
+    this.complete = false;
+    this.buf.writeUInt32LE(this.at - 4, 0);
+    this.buf.writeDoubleLE(this.size, 6 + this.nameLength);
+    this.out.write(this.buf.subarray(0, this.at));
+  }
+
+  /** Room for `n` more bytes. */
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + n));
+    this.buf.copy(grown, 0, 0, this.at);
+    this.buf = grown;
+  }
+
+  private literal(p: Uint8Array): void {
+    if (this.literalAt < 0) {
+      this.room(5);
+      this.buf[this.at] = LITERAL;
+      this.literalAt = this.at + 1;
+      this.at += 5;
+    }
+    this.room(p.length);
+    this.buf.set(p, this.at);
+    this.at += p.length;
+  }
+
+  private closeLiteral(): void {
+    if (this.literalAt < 0) return;
+    this.buf.writeUInt32LE(this.at - this.literalAt - 4, this.literalAt);
+    this.literalAt = -1;
+  }
+
+  private tx({ txid, crc }: EmbeddedTx, length: number): void {
+    this.closeLiteral();
+    this.room(1 + TXID_BYTES + 8);
+    const b = this.buf;
+    b[this.at] = TX;
+    b.write(txid, this.at + 1, TXID_BYTES, 'hex');
+    b.writeUInt32LE(length, this.at + 1 + TXID_BYTES);
+    b.writeUInt32LE(crc, this.at + 5 + TXID_BYTES);
+    this.at += 1 + TXID_BYTES + 8;
+    this.refs++;
+  }
+
+  close(): void {
+    this.out.close();
+  }
+}
+
+/** Where each hinted document's record is, read from the hints files. */
+export class RecipeHints {
+  /** Each hinted path's record: file number and offset in `where` (offset × 16 + file), its length in `lengths`. */
+  private readonly at = new Map<string, number>();
+  private readonly fds: number[] = [];
+  private where = new Float64Array(1024);
+  private lengths = new Uint32Array(1024);
+  private count = 0;
+  /** The buffer records are read into (reused: a hint's literal segments are valid until the next call of segments). */
+  private record = Buffer.allocUnsafe(1 << 20);
+
+  constructor(private readonly files: readonly string[]) {
+    if (files.length > 16) throw new Error(`internal: ${files.length} recipe hints files, at most 16`);
+    for (const [i, file] of files.entries()) {
+      const fd = onPath(file, WHAT, () => openSync(file, 'r'));
+      this.fds.push(fd);
+      this.scan(i, fd);
+    }
+  }
+
+  /** Reads the records' heads (a path each) through a 4 MiB window, skipping their bodies. */
+  private scan(file: number, fd: number): void {
+    const window = Buffer.allocUnsafe(4 << 20);
+    let base = 0; // file offset of window[0]
+    let have = 0;
+    /** Whether `n` bytes at file offset `pos` are in the window (moved there when they are not). */
+    const ensure = (pos: number, n: number): boolean => {
+      if (pos >= base && pos + n <= base + have) return true;
+      base = pos;
+      have = onPath(this.files[file]!, WHAT, () => readSync(fd, window, 0, window.length, pos));
+      return n <= have;
+    };
+    let pos = 0;
+    while (ensure(pos, 6)) {
+      const rest = window.readUInt32LE(pos - base);
+      const nameLength = window.readUInt16LE(pos - base + 4);
+      if (!ensure(pos, 6 + nameLength)) break;
+      this.add(window.toString('utf8', pos - base + 6, pos - base + 6 + nameLength), file, pos + 4, rest);
+      pos += 4 + rest;
+    }
+    const size = fstatSync(fd).size;
+    if (pos !== size) throw new Error(`${this.files[file]}: ${size} bytes, its last record cut short at offset ${pos}`);
+  }
+
+  private add(path: string, file: number, offset: number, length: number): void {
+    if (this.count === this.where.length) {
+      const where = new Float64Array(2 * this.count);
+      where.set(this.where);
+      this.where = where;
+      const lengths = new Uint32Array(2 * this.count);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
+    }
+    this.where[this.count] = offset * 16 + file;
+    this.lengths[this.count] = length;
+    this.at.set(path, this.count++);
+  }
+
+  /** Whether `path` has a hint (its document need not be read if the hint holds). */
+  has(path: string): boolean {
+    return this.at.has(path);
+  }
+
+  /**
+   * The recipe segments of the document at `path` of `size` bytes from its hint, when it has one
+   * and each tx range in it is the document `txs` holds for that txid (length and CRC-32);
+   * undefined otherwise (the document is to be read). The literal segments' bytes are valid
+   * until the next call.
+   */
+  segments(path: string, size: number, txs: TxBlobs): RecipeSegment[] | undefined {
+    const i = this.at.get(path);
+    if (i === undefined) return undefined;
+    const file = this.where[i]! % 16;
+    const offset = (this.where[i]! - file) / 16;
+    const length = this.lengths[i]!;
+    if (this.record.length < length) this.record = Buffer.allocUnsafe(Math.max(length, 2 * this.record.length));
+    const b = this.record.subarray(0, length);
+    const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
+    if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
+    const nameLength = b.readUInt16LE(0);
+    let p = 2 + nameLength;
+    if (b.readDoubleLE(p) !== size) return undefined;
+    p += 8;
+    const segs: RecipeSegment[] = [];
+    while (p < b.length) {
+      if (b[p] === LITERAL) {
+        const len = b.readUInt32LE(p + 1);
+        segs.push({ type: 'literal', bytes: b.subarray(p + 5, p + 5 + len) });
+        p += 5 + len;
+        continue;
+      }
+      const txid = b.toString('hex', p + 1, p + 1 + TXID_BYTES);
+      const len = b.readUInt32LE(p + 1 + TXID_BYTES);
+      const crc = b.readUInt32LE(p + 5 + TXID_BYTES);
+      const t = txs.doc(txid);
+      if (!t || t.crc === CRC_UNKNOWN || t.size !== len || t.crc !== crc || len < MIN_REFERENCE) return undefined;
+      segs.push({ type: 'range', blob: t.blob, start: 0, length: len });
+      p += 9 + TXID_BYTES;
+    }
+    return segs;
+  }
+
+  close(): void {
+    for (const fd of this.fds) closeSync(fd);
+  }
+}
+
+/** Removes hints files (a build's scratch). */
+export function removeHints(files: readonly string[]): void {
+  for (const f of files) rmSync(f, { force: true });
+}

@@ -1,0 +1,108 @@
+// Recipe hints (src/pack/hints.ts): a pack build makes its address documents' recipes from the
+// hints its render threads kept, without reading the documents back, and gets the very pack the
+// scan of the tree's files makes (the same index, byte for byte); a hint whose tx range is not
+// the document the pack holds is not taken: the file is read and scanned, and answers as it is.
+import { createHash } from 'node:crypto';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { MANIFEST_PATH } from '../src/contract/layout.js';
+import { Kind } from '../src/contract/pack-format.js';
+import { packFromTree } from '../src/pack/from-tree.js';
+import { HintWriter, type EmbeddedTx } from '../src/pack/hints.js';
+import { PackReader } from '../src/pack/reader.js';
+import { buildSnapshot } from '../src/site/build.js';
+import { demoSource } from '../src/source/demo.js';
+import { tempDir } from './support/memory-builds.js';
+import { expectPackAnswersTree, manifestPaths } from './support/pack-compare.js';
+
+const tmp = tempDir('snapshot-pack-hints-');
+const ADDRESS = /^address\/[^/]+\.json$/;
+
+/** How many of the pack's address documents are recipes. */
+async function addressRecipes(packDir: string, paths: readonly string[]): Promise<number> {
+  const reader = await PackReader.open(packDir);
+  try {
+    let n = 0;
+    for (const p of paths) if (ADDRESS.test(p) && (await reader.lookup(p))?.kind === Kind.RECIPE) n++;
+    return n;
+  } finally {
+    await reader.close();
+  }
+}
+
+/**
+ * Hints made from a tree's files alone (not by the renderer): each address document cut at the
+ * tx documents its `transactions` holds, each found by its file's bytes after its `"<txid>":`.
+ */
+function hintsOfTree(tree: string, file: string): void {
+  const writer = new HintWriter(file);
+  for (const path of manifestPaths(tree).filter((p) => ADDRESS.test(p))) {
+    const doc = readFileSync(join(tree, path));
+    const txids = Object.keys((JSON.parse(doc.toString('utf8')) as { transactions: Record<string, unknown> }).transactions);
+    const parts: Buffer[] = [];
+    const ids = new Map<Uint8Array, EmbeddedTx>();
+    let from = 0;
+    for (const txid of txids) {
+      const text = readFileSync(join(tree, 'tx', `${txid}.json`));
+      const at = doc.indexOf(Buffer.concat([Buffer.from(`"${txid}":`), text]), from);
+      if (at < 0) continue;
+      const start = at + txid.length + 3;
+      parts.push(doc.subarray(from, start), text);
+      ids.set(text, { txid, crc: crc32(text) });
+      from = start + text.length;
+    }
+    parts.push(doc.subarray(from));
+    for (const _ of writer.recording(path, parts, (p) => ids.get(p))); // taken as a writer takes them
+    writer.keep();
+  }
+  writer.close();
+}
+
+describe('recipe hints', () => {
+  it('a pack build takes every address recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
+    for (const [label, renderThreadsAbove] of [['threads', 0], ['main thread', undefined]] as const) {
+      const out = tmp(`build-${label}`);
+      const report = await buildSnapshot({ source: demoSource(), outDir: out, format: 'pack', height: 120 }, { renderThreadsAbove });
+      const tree = join(tmp(`build-${label}.state`), 'tree');
+      const scanned = await packFromTree(tree, tmp(`scanned-${label}`), { withManifest: true });
+      expect(scanned.hinted).toBe(0);
+      expect(report.pack!.index, label).toBe(scanned.index);
+      const recipes = await addressRecipes(out, manifestPaths(tree));
+      expect(recipes).toBeGreaterThan(0);
+      expect(report.pack!.hinted, label).toBe(recipes);
+    }
+  }, 240_000);
+
+  it('a hint whose tx range is not the document the pack holds is not taken: the document is read and answers as the file is', async () => {
+    const tree = tmp('tree');
+    await buildSnapshot({ source: demoSource(), outDir: tree, height: 120 });
+    const hints = tmp('tree.hints');
+    hintsOfTree(tree, hints);
+    const paths = manifestPaths(tree);
+    const plain = await packFromTree(tree, tmp('plain'));
+    const hinted = await packFromTree(tree, tmp('hinted'), { hints: [hints] });
+    expect(hinted.index).toBe(plain.index);
+    expect(hinted.hinted).toBe(await addressRecipes(tmp('plain'), paths));
+
+    // One tx document changed in place (same size, manifest updated): the address documents
+    // still embed its old bytes, which their hints' CRC-32 is of.
+    const altered = tmp('altered');
+    cpSync(tree, altered, { recursive: true, dereference: true }); // the tree is a link to its release
+    const doc = readFileSync(join(altered, paths.find((p) => ADDRESS.test(p))!), 'utf8');
+    const txid = Object.keys((JSON.parse(doc) as { transactions: Record<string, unknown> }).transactions)[0]!;
+    const txPath = `tx/${txid}.json`;
+    const bytes = readFileSync(join(altered, txPath));
+    const at = bytes.indexOf('"ver":1') + 6;
+    bytes[at] = 0x32; // "ver":2
+    writeFileSync(join(altered, txPath), bytes);
+    const manifest = readFileSync(join(altered, MANIFEST_PATH), 'utf8').replace(/^[0-9a-f]{64} (\d+) (\S+)$/gm, (line, size: string, p: string) =>
+      p === txPath ? `${createHash('sha256').update(bytes).digest('hex')} ${size} ${p}` : line,
+    );
+    writeFileSync(join(altered, MANIFEST_PATH), manifest);
+    const s = await packFromTree(altered, tmp('altered-pack'), { hints: [hints], withManifest: true });
+    expect(s.hinted).toBeLessThan(hinted.hinted);
+    await expectPackAnswersTree(tmp('altered-pack'), altered);
+  }, 240_000);
+});
