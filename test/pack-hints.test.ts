@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { Kind } from '../src/contract/pack-format.js';
 import { packFromTree } from '../src/pack/from-tree.js';
-import { HintWriter, type EmbeddedTx } from '../src/pack/hints.js';
+import { HintWriter, RecipeHints, type EmbeddedTx } from '../src/pack/hints.js';
 import { PackReader } from '../src/pack/reader.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
@@ -61,6 +61,31 @@ function hintsOfTree(tree: string, file: string): void {
 }
 
 describe('recipe hints', () => {
+  it('keeps a record only for a document that embeds a tx document, all of whose parts were taken; a path hinted twice has no hint; a cut file is refused, naming it and the offset', () => {
+    const file = tmp('unit.hints');
+    const writer = new HintWriter(file);
+    const text = Buffer.from(`{"hash":"${'ab'.repeat(32)}","ver":1,"pad":"${'x'.repeat(64)}"}`);
+    const txOf = (p: Uint8Array) => (p === text ? { txid: 'ab'.repeat(32), crc: crc32(text) } : undefined);
+    const take = (path: string, parts: Uint8Array[], all = true) => {
+      const it = writer.recording(path, parts, txOf);
+      for (let i = 0; i < (all ? parts.length + 1 : 1); i++) it.next();
+      writer.keep();
+    };
+    take('address/a.json', [Buffer.from('{"x":'), text, Buffer.from('}')]);
+    take('address/literal.json', [Buffer.from('{"x":1}')]);
+    take('address/cut.json', [Buffer.from('{"x":'), text, Buffer.from('}')], false);
+    take('address/b.json', [text]);
+    take('address/twice.json', [text]);
+    take('address/twice.json', [text]);
+    writer.close();
+    const hints = new RecipeHints([file]);
+    expect(['a', 'literal', 'cut', 'b', 'twice'].map((n) => hints.has(`address/${n}.json`))).toEqual([true, false, false, true, false]);
+    hints.close();
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, bytes.length - 3));
+    expect(() => new RecipeHints([file])).toThrow(`${file}: ${bytes.length - 3} bytes, its last record cut short at offset`);
+  });
+
   it('a pack build takes every address recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
     for (const [label, renderThreadsAbove] of [['threads', 0], ['main thread', undefined]] as const) {
       const out = tmp(`build-${label}`);

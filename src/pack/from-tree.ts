@@ -350,6 +350,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const manifestGzip = opts.withManifest ? gzipManifest(manifestPath, gzipLevel) : undefined;
     manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
+    // Their map of paths is not kept through the index's writing.
+    hints?.close();
+    hints = undefined;
     if (manifestGzip) {
       const { sha256, gzip } = await manifestGzip;
       const manifest = readFileSync(manifestPath);

@@ -14,6 +14,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import type { RecipeSegment } from '../contract/pack-format.js';
+import { crc32 } from 'node:zlib';
 import { onPath } from '../runtime/io-error.js';
 import { MIN_REFERENCE } from './embedded.js';
 import { OutFile } from './out-file.js';
@@ -128,10 +129,27 @@ export class HintWriter {
   }
 }
 
+/**
+ * A 52-bit map key of `path` (a string, or its UTF-8 bytes: the same key) that keeps no string:
+ * its CRC-32 and 20 bits of its FNV-1a (a CRC-32 with another start value is no second hash: it
+ * follows from the first and the length).
+ */
+function pathKey(path: string | Uint8Array): number {
+  const b = typeof path === 'string' ? Buffer.from(path, 'utf8') : path;
+  let fnv = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) fnv = Math.imul(fnv ^ b[i]!, 0x01000193);
+  return crc32(b) * 2 ** 20 + (fnv >>> 12);
+}
+
 /** Where each hinted document's record is, read from the hints files. */
 export class RecipeHints {
-  /** Each hinted path's record: file number and offset in `where` (offset × 16 + file), its length in `lengths`. */
-  private readonly at = new Map<string, number>();
+  /**
+   * Each hinted path's record, by a 52-bit hash of the path (no string kept a document): its
+   * number here; its file and offset in `where` (offset × 16 + file), its length in `lengths`.
+   * Paths that share the hash (or a path hinted twice) have no hint; a record is taken only for
+   * the path it names.
+   */
+  private readonly at = new Map<number, number>();
   private readonly fds: number[] = [];
   private where = new Float64Array(1024);
   private lengths = new Uint32Array(1024);
@@ -165,14 +183,14 @@ export class RecipeHints {
       const rest = window.readUInt32LE(pos - base);
       const nameLength = window.readUInt16LE(pos - base + 4);
       if (!ensure(pos, 6 + nameLength)) break;
-      this.add(window.toString('utf8', pos - base + 6, pos - base + 6 + nameLength), file, pos + 4, rest);
+      this.add(window.subarray(pos - base + 6, pos - base + 6 + nameLength), file, pos + 4, rest);
       pos += 4 + rest;
     }
     const size = fstatSync(fd).size;
     if (pos !== size) throw new Error(`${this.files[file]}: ${size} bytes, its last record cut short at offset ${pos}`);
   }
 
-  private add(path: string, file: number, offset: number, length: number): void {
+  private add(path: Uint8Array, file: number, offset: number, length: number): void {
     if (this.count === this.where.length) {
       const where = new Float64Array(2 * this.count);
       where.set(this.where);
@@ -183,12 +201,15 @@ export class RecipeHints {
     }
     this.where[this.count] = offset * 16 + file;
     this.lengths[this.count] = length;
-    this.at.set(path, this.count++);
+    // A path hinted twice (not a build's way) has no hint it can be sure of: it is read.
+    const key = pathKey(path);
+    this.at.set(key, this.at.has(key) ? -1 : this.count);
+    this.count++;
   }
 
   /** Whether `path` has a hint (its document need not be read if the hint holds). */
   has(path: string): boolean {
-    return this.at.has(path);
+    return (this.at.get(pathKey(path)) ?? -1) >= 0;
   }
 
   /**
@@ -198,8 +219,8 @@ export class RecipeHints {
    * until the next call.
    */
   segments(path: string, size: number, txs: TxBlobs): RecipeSegment[] | undefined {
-    const i = this.at.get(path);
-    if (i === undefined) return undefined;
+    const i = this.at.get(pathKey(path)) ?? -1;
+    if (i < 0) return undefined;
     const file = this.where[i]! % 16;
     const offset = (this.where[i]! - file) / 16;
     const length = this.lengths[i]!;
@@ -208,6 +229,7 @@ export class RecipeHints {
     const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
     if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
     const nameLength = b.readUInt16LE(0);
+    if (b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
     let p = 2 + nameLength;
     if (b.readDoubleLE(p) !== size) return undefined;
     p += 8;
@@ -231,7 +253,7 @@ export class RecipeHints {
   }
 
   close(): void {
-    for (const fd of this.fds) closeSync(fd);
+    for (const fd of this.fds.splice(0)) closeSync(fd);
   }
 }
 
