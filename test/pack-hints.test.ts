@@ -100,7 +100,7 @@ describe('recipe hints', () => {
     }
   }, 240_000);
 
-  it('a hint whose tx range is not the document the pack holds is not taken: the document is read and answers as the file is', async () => {
+  it('a hint whose tx range is not the document the pack holds, or a damaged one, is not taken: the document is read and answers as the file is', async () => {
     const tree = tmp('tree');
     await buildSnapshot({ source: demoSource(), outDir: tree, height: 120 });
     const hints = tmp('tree.hints');
@@ -110,6 +110,24 @@ describe('recipe hints', () => {
     const hinted = await packFromTree(tree, tmp('hinted'), { hints: [hints] });
     expect(hinted.index).toBe(plain.index);
     expect(hinted.hinted).toBe(await addressRecipes(tmp('plain'), paths));
+
+    // Damaged records: the first's last literal one byte shorter (the byte left over reads as
+    // the head of a literal segment cut short), the second's first literal one byte longer. No
+    // recipe from either (no throw), and the same pack.
+    const damaged = tmp('damaged.hints');
+    const h = readFileSync(hints);
+    const second = 4 + h.readUInt32LE(0);
+    const lastLiteral = h.lastIndexOf(Buffer.from([0, 2, 0, 0, 0, 0x7d, 0x7d]), second - 1); // `}}` ends an address document
+    expect(lastLiteral).toBe(second - 7);
+    h.writeUInt32LE(1, lastLiteral + 1);
+    h[second - 1] = 0;
+    const firstLiteral = second + 4 + 2 + h.readUInt16LE(second + 4) + 8;
+    expect(h[firstLiteral]).toBe(0);
+    h.writeUInt32LE(h.readUInt32LE(firstLiteral + 1) + 1, firstLiteral + 1);
+    writeFileSync(damaged, h);
+    const fromDamaged = await packFromTree(tree, tmp('from-damaged'), { hints: [damaged] });
+    expect(fromDamaged.hinted).toBe(hinted.hinted - 2);
+    expect(fromDamaged.index).toBe(plain.index);
 
     // One tx document changed in place (same size, manifest updated): the address documents
     // still embed its old bytes, which their hints' CRC-32 is of.

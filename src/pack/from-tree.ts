@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip, crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
+import { manifestHash } from '../index/state.js';
 import { ManifestCursor } from '../contract/manifest.js';
 import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
@@ -132,10 +133,10 @@ async function* manifestLines(manifestPath: string, take: (path: string) => bool
 
 const gzipAsync = promisify(gzip);
 
-/** The sha256 (hex) of the file at `path` and its gzip at `level`, made on zlib's thread pool. */
-async function gzipManifest(path: string, level: number): Promise<{ sha256: string; gzip: Buffer }> {
+/** The bytes of the file at `path`, their sha256 (hex) and their gzip at `level`, made on zlib's thread pool. */
+async function gzipManifest(path: string, level: number): Promise<{ bytes: Buffer; sha256: string; gzip: Buffer }> {
   const bytes = readFileSync(path);
-  return { sha256: hash('sha256', bytes, 'hex'), gzip: await gzipAsync(bytes, { level, chunkSize: 16 << 20 }) };
+  return { bytes, sha256: hash('sha256', bytes, 'hex'), gzip: await gzipAsync(bytes, { level, chunkSize: 16 << 20 }) };
 }
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
@@ -346,7 +347,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     txs.dropSlices();
     // The manifest (about 130 bytes a file) is gzipped on a thread of zlib's during the second
     // pass, in 16 MiB output chunks (each takes a turn of the main thread's event loop, busy in
-    // the pass); its bytes are not held meanwhile, but read again after it (and checked).
+    // the pass); its bytes, which zlib holds meanwhile, are the ones stored.
     const manifestGzip = opts.withManifest ? gzipManifest(manifestPath, gzipLevel) : undefined;
     manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
@@ -354,10 +355,10 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     hints?.close();
     hints = undefined;
     if (manifestGzip) {
-      const { sha256, gzip } = await manifestGzip;
-      const manifest = readFileSync(manifestPath);
-      if (hash('sha256', manifest, 'hex') !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
-      writer.add(MANIFEST_PATH, manifest, { prepared: { sha256, gzip, gzipLevel } });
+      const { bytes, sha256, gzip } = await manifestGzip;
+      // The file is hashed again in chunks, not read whole a second time (two copies of it at the peak).
+      if (manifestHash(manifestPath) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
+      writer.add(MANIFEST_PATH, bytes, { prepared: { sha256, gzip, gzipLevel } });
     }
     // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
     // the tree `changed` is relative to shows here, before the new index is written.

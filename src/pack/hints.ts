@@ -234,13 +234,18 @@ export class RecipeHints {
     if (b.readDoubleLE(p) !== size) return undefined;
     p += 8;
     const segs: RecipeSegment[] = [];
+    let total = 0;
     while (p < b.length) {
       if (b[p] === LITERAL) {
+        if (p + 5 > b.length) return undefined;
         const len = b.readUInt32LE(p + 1);
+        if (p + 5 + len > b.length) return undefined;
         segs.push({ type: 'literal', bytes: b.subarray(p + 5, p + 5 + len) });
         p += 5 + len;
+        total += len;
         continue;
       }
+      if (b[p] !== TX || p + 9 + TXID_BYTES > b.length) return undefined;
       const txid = b.toString('hex', p + 1, p + 1 + TXID_BYTES);
       const len = b.readUInt32LE(p + 1 + TXID_BYTES);
       const crc = b.readUInt32LE(p + 5 + TXID_BYTES);
@@ -248,8 +253,10 @@ export class RecipeHints {
       if (!t || t.crc === CRC_UNKNOWN || t.size !== len || t.crc !== crc || len < MIN_REFERENCE) return undefined;
       segs.push({ type: 'range', blob: t.blob, start: 0, length: len });
       p += 9 + TXID_BYTES;
+      total += len;
     }
-    return segs;
+    // A damaged record (segments cut short, or not the document's bytes in all) gives no recipe.
+    return total === size ? segs : undefined;
   }
 
   close(): void {
