@@ -189,6 +189,8 @@ export class Renderer {
   close(): void {
     this.appender?.close();
     this.reader?.close();
+    this.hints?.close(); // open only when the build ends before its seal
+    this.hints = undefined;
   }
 }
 
