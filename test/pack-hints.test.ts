@@ -12,6 +12,7 @@ import { Kind } from '../src/contract/pack-format.js';
 import { packFromTree } from '../src/pack/from-tree.js';
 import { HintWriter, RecipeHints, type EmbeddedTx } from '../src/pack/hints.js';
 import { PackReader } from '../src/pack/reader.js';
+import { TxBlobs } from '../src/pack/tx-blobs.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { tempDir } from './support/memory-builds.js';
@@ -61,7 +62,7 @@ function hintsOfTree(tree: string, file: string): void {
 }
 
 describe('recipe hints', () => {
-  it('keeps a record only for a document that embeds a tx document, all of whose parts were taken; a path hinted twice has no hint; a cut file is refused, naming it and the offset', () => {
+  it('keeps a record only for a document that embeds a tx document, all of whose parts were taken; a path hinted twice has no hint, nor a record too short for its head; a cut file is refused, naming it and the offset', () => {
     const file = tmp('unit.hints');
     const writer = new HintWriter(file);
     const text = Buffer.from(`{"hash":"${'ab'.repeat(32)}","ver":1,"pad":"${'x'.repeat(64)}"}`);
@@ -82,6 +83,15 @@ describe('recipe hints', () => {
     expect(['a', 'literal', 'cut', 'b', 'twice'].map((n) => hints.has(`address/${n}.json`))).toEqual([true, false, false, true, false]);
     hints.close();
     const bytes = readFileSync(file);
+    // A first record cut inside its document size (its length says so): no hint, and no throw.
+    const name = 2 + bytes.readUInt16LE(4);
+    const short = Buffer.from(bytes.subarray(0, 4 + name + 4));
+    short.writeUInt32LE(name + 4, 0);
+    writeFileSync(file, Buffer.concat([short, bytes.subarray(4 + bytes.readUInt32LE(0))]));
+    const hints2 = new RecipeHints([file]);
+    expect(hints2.has('address/a.json')).toBe(true);
+    expect(hints2.segments('address/a.json', 0, new TxBlobs())).toBeUndefined();
+    hints2.close();
     writeFileSync(file, bytes.subarray(0, bytes.length - 3));
     expect(() => new RecipeHints([file])).toThrow(`${file}: ${bytes.length - 3} bytes, its last record cut short at offset`);
   });

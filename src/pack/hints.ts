@@ -228,8 +228,8 @@ export class RecipeHints {
     const b = this.record.subarray(0, length);
     const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
     if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
-    const nameLength = b.readUInt16LE(0);
-    if (b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
+    const nameLength = length >= 2 ? b.readUInt16LE(0) : length;
+    if (2 + nameLength + 8 > length || b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
     let p = 2 + nameLength;
     if (b.readDoubleLE(p) !== size) return undefined;
     p += 8;
