@@ -111,7 +111,7 @@ export class Renderer {
     }
     if (task.kind === 'texts') {
       this.reader = new TxTextReader(task.table);
-      this.texts = new TxTexts(index, d.pretty, this.reader);
+      this.texts = new TxTexts(index, d.pretty, this.reader, d.hintsFile !== undefined && !d.pretty);
       // Compact documents of an incremental build: the published tree holds the previous version.
       this.reuseOf = task.changed && !d.pretty && d.update ? changedPredicates(task.changed) : undefined;
       return undefined;

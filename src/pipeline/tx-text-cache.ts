@@ -18,16 +18,18 @@ import type { TxTextReader } from './tx-text-store.js';
  */
 export class TxTexts {
   private readonly texts: TwoGenerationCache<string, Buffer>;
-  /** The txid of each text get() returned (and, once asked, its CRC-32), by the very buffer. */
-  private readonly ids = new WeakMap<Uint8Array, { txid: string; crc?: number }>();
+  /** With `marked` (a pack build's hints), the txid of each text get() returned (and, once asked, its CRC-32), by the very buffer. */
+  private readonly ids: WeakMap<Uint8Array, { txid: string; crc?: number }> | undefined;
 
   constructor(
     private readonly index: ChainIndex,
     private readonly pretty: boolean,
     private readonly stored: TxTextReader | undefined,
+    marked = false,
     maxBytes = 40 << 20,
   ) {
     this.texts = new TwoGenerationCache(maxBytes / 2, (text) => text.length);
+    this.ids = marked ? new WeakMap() : undefined;
   }
 
   get(txid: string): Buffer {
@@ -42,13 +44,13 @@ export class TxTexts {
       text = Buffer.from(renderTx(found.tx, this.index.net, this.index.spendersOf(hash, found.tx.outputs.length), placement, this.pretty));
     }
     this.texts.set(txid, text);
-    this.ids.set(text, { txid });
+    this.ids?.set(text, { txid });
     return text;
   }
 
-  /** The tx whose document `part` is, when it is a buffer get() returned: for the pack's recipe hints (src/pack/hints.ts). */
+  /** The tx whose document `part` is, when it is a buffer get() returned (and texts are `marked`): for the pack's recipe hints (src/pack/hints.ts). */
   txOf(part: Uint8Array): EmbeddedTx | undefined {
-    const id = this.ids.get(part);
+    const id = this.ids?.get(part);
     if (id) id.crc ??= crc32(part);
     return id as EmbeddedTx | undefined;
   }
