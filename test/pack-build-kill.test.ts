@@ -1,7 +1,7 @@
 // A `--format pack` build SIGKILLed in its pack phase leaves --out answering the previous pack
 // (or, once pack.json is replaced, the new one), and the next run completes and leaves only the
 // files the current and the previous index need.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PACK_POINTER } from '../src/contract/pack-format.js';
@@ -51,5 +51,22 @@ describe('SIGKILL in the pack phase', () => {
     const gen4 = await packFiles(out);
     expect(packDirEntries(out)).toEqual([...new Set([gen4.index, ...gen4.parts, gen3.index, ...gen3.parts])].sort());
     expect(existsSync(join(tmp('out.state'), 'pack.journal'))).toBe(false);
+  }, 180_000);
+
+  it('in a run that writes the pack whole again (its parts grown past REPACK_GROWTH), before the new index is in place: --out answers the previous pack; the next run writes it whole', async () => {
+    // The record of the size when last written whole, made small: the next run writes the pack whole.
+    const record = join(tmp('out.state'), 'pack-state.json');
+    const shrunk = () => writeFileSync(record, JSON.stringify({ ...(JSON.parse(readFileSync(record, 'utf8')) as object), wholeBytes: 1 }) + '\n');
+    shrunk();
+    const before = await packFiles(out);
+    await killAt(out, 150, 'file:idx');
+    await expectPackAnswersTree(out, tmp('tree-130'));
+    expect(await packFiles(out)).toEqual(before);
+    const r = await demo(out, 150, 'pack');
+    expect(r.pack!.whole).toBe(true);
+    await expectPackAnswersTree(out, tmp('tree-150'));
+    const now = await packFiles(out);
+    expect(now.parts.filter((p) => before.parts.includes(p))).toEqual([]);
+    expect(packDirEntries(out)).toEqual([...new Set([now.index, ...now.parts, before.index, ...before.parts])].sort());
   }, 180_000);
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { PackReader } from '../src/pack/reader.js';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
+import { REPACK_GROWTH } from '../src/site/build/pack.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import { scenario } from './support/chains.js';
@@ -107,6 +108,51 @@ describe('build --format pack: the demo chain', () => {
     await demo(ref, { height: 120 });
     await expectPackAnswersTree(inc, ref);
     await expectOnlyReferenced(inc, gen2);
+  }, 240_000);
+
+  it('re-run block by block, is written whole again once its parts have grown past REPACK_GROWTH times their size when last written whole: it stays within a few times a fresh pack, and answers like one', async () => {
+    const out = tmp('demo-regrow');
+    const partBytes = async () => (await packFiles(out)).parts.reduce((n, f) => n + statSync(join(out, f)).size, 0);
+    let wholeAt = 0;
+    let wholes = 0;
+    let previous: { index: string; parts: string[] } | undefined;
+    for (let h = 100; h <= 124; h += 2) {
+      const before = h === 100 ? 0 : await partBytes();
+      const r = await demo(out, { format: 'pack', height: h });
+      const now = await partBytes();
+      expect(r.pack!.partBytes, `height ${h}`).toBe(now);
+      // The rule, checked on the sizes of the files: whole when the parts were past twice their size when last written whole.
+      expect(r.pack!.whole, `height ${h}: ${before} bytes of parts, ${wholeAt} when last written whole`).toBe(h === 100 || before > REPACK_GROWTH * wholeAt);
+      if (r.pack!.whole) {
+        wholeAt = now;
+        if (h > 100) {
+          wholes++;
+          expect(r.pack!.reused).toBe(0);
+        }
+      } else expect(r.pack!.carried).toBeGreaterThan(0);
+      await expectOnlyReferenced(out, previous);
+      previous = await packFiles(out);
+    }
+    expect(wholes).toBeGreaterThan(0);
+    // Against a pack of the same height written fresh: the same answers, and at most REPACK_GROWTH + 1 times its bytes.
+    const fresh = tmp('demo-regrow-fresh');
+    await demo(fresh, { format: 'pack', height: 124 });
+    const ref = tmp('demo-regrow-tree');
+    await demo(ref, { height: 124 });
+    await expectSameAnswers(out, fresh, manifestPaths(ref));
+    await expectPackAnswersTree(out, ref);
+    const freshBytes = (await packFiles(fresh)).parts.reduce((n, f) => n + statSync(join(fresh, f)).size, 0);
+    expect(await partBytes()).toBeLessThanOrEqual((REPACK_GROWTH + 1) * freshBytes);
+
+    // Without the record of the last whole size (a state dir from an older version), the pack as it is counts as whole.
+    const record = join(tmp('demo-regrow.state'), 'pack-state.json');
+    const { wholeBytes: _, ...older } = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
+    writeFileSync(record, JSON.stringify(older) + '\n');
+    const atNow = await partBytes();
+    const r = await demo(out, { format: 'pack', height: 126 });
+    expect(r.pack!.whole).toBe(false);
+    expect(r.pack!.carried).toBeGreaterThan(0);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { wholeBytes: number }).wholeBytes).toBe(atNow);
   }, 240_000);
 
   it('removes the files no index refers to only after the new pack.json is in place', async () => {

@@ -23,7 +23,7 @@ function printReport(r: SiteBuildReport, out: string): void {
   ];
   if (r.pack) {
     const p = r.pack;
-    lines.push(`  pack ${p.index}: ${p.entries} entries, ${p.reused} kept from the previous pack (${p.carried} unread), ${p.newParts} new part(s), ${p.bytesWritten} bytes written, ${p.removed} old file(s) removed`);
+    lines.push(`  pack ${p.index}: ${p.entries} entries, ${p.whole ? 'written whole' : `${p.reused} kept from the previous pack (${p.carried} unread)`}, ${p.newParts} new part(s), ${p.partBytes} bytes of parts, ${p.bytesWritten} bytes written, ${p.removed} old file(s) removed`);
   }
   if (r.duplicateTxids.length) lines.push(`  duplicate txids (later occurrence served): ${r.duplicateTxids.join(', ')}`);
   if (r.skippedInvalid.length) lines.push(`  invalid blocks skipped: ${r.skippedInvalid.length}${r.requestedHeight !== undefined ? ` (the snapshot stops at height ${r.height}, not ${r.requestedHeight})` : ''}`);

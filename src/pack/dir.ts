@@ -10,7 +10,7 @@
  */
 import { closeSync, openSync, readSync, readdirSync, readFileSync, rmSync, appendFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import { HEADER_SIZE, PACK_POINTER, ROOT_READ, decodeHeader, decodePartTable, decodePointer } from '../contract/pack-format.js';
+import { HEADER_SIZE, PACK_POINTER, ROOT_READ, decodeHeader, decodePartTable, decodePointer, type PartInfo } from '../contract/pack-format.js';
 
 const PACK_FILE = /^[0-9a-f]{32}\.(?:idx|part)$/;
 const WRITER_TMP = /^\.tmp-\d+-[0-9a-z]+$/;
@@ -28,13 +28,18 @@ function readAt(file: string, offset: number, length: number): Uint8Array {
 
 /** The part names the index file lists; undefined when it does not read as a pack index. */
 export function indexParts(file: string): string[] | undefined {
+  return indexPartTable(file)?.map((p) => p.name);
+}
+
+/** The parts (name, size, sha256) the index file lists; undefined when it does not read as a pack index. */
+export function indexPartTable(file: string): PartInfo[] | undefined {
   try {
     const root = readAt(file, 0, ROOT_READ);
     const h = decodeHeader(root, file);
     const end = h.partTableOffset + h.partTableLength;
     if (h.partTableOffset < HEADER_SIZE) return undefined;
     const table = end <= root.length ? root.subarray(h.partTableOffset, end) : readAt(file, h.partTableOffset, h.partTableLength);
-    return decodePartTable(table, h.partCount, file, h.partTableOffset).map((p) => p.name);
+    return decodePartTable(table, h.partCount, file, h.partTableOffset);
   } catch {
     return undefined;
   }

@@ -11,6 +11,11 @@
  * pack keeps working for one generation). `<state>/pack-state.json` records which published tree
  * the current pack was made from: when it is the tree this build started from, the paths the
  * build did not change are kept from the pack without reading them.
+ *
+ * Appending never reclaims the bytes of answers that changed (a hub address's recipe, a name's
+ * documents: rewritten each block), so the record also keeps the size of the parts when the pack
+ * was last written whole; once its parts have grown past REPACK_GROWTH times that, the build
+ * writes the pack whole again, into new parts, and the old ones go with the usual clean-up.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -19,7 +24,7 @@ import { PACK_POINTER } from '../../contract/pack-format.js';
 import { HOSTS, writeChangedFiles, type HostName } from '../../hosts/index.js';
 import { packGlueFiles } from '../../hosts/pack-glue.js';
 import { manifestHash } from '../../index/state.js';
-import { collectGarbage, currentIndex, foreignPackEntry, PackJournal } from '../../pack/dir.js';
+import { collectGarbage, currentIndex, foreignPackEntry, indexPartTable, PackJournal } from '../../pack/dir.js';
 import { packFromTree, type FromTreeSummary } from '../../pack/from-tree.js';
 import { packUiFiles } from '../../pipeline/ui-files.js';
 import { currentRelease, publishedDir, releasesDir } from '../../publish/publish.js';
@@ -49,6 +54,10 @@ export interface PackReport {
   carried: number;
   /** Address documents made into recipes from the hints the build kept as it wrote them, not read back. */
   hinted: number;
+  /** The pack was written whole (a first pack, or one that had grown past REPACK_GROWTH: nothing kept from the previous one). */
+  whole: boolean;
+  /** The size of all the parts the new index lists. */
+  partBytes: number;
   /** Bytes of the new parts and index; parts written; files removed after the swap. */
   bytesWritten: number;
   newParts: number;
@@ -63,6 +72,21 @@ interface PackRecord {
   /** The index pack.json named after the last pack phase, and the sha256 of the tree's manifest it was made from. */
   index: string;
   tree: string;
+  /** The size of the parts of the last pack written whole that this index appends to (absent in a record of an older version). */
+  wholeBytes?: number;
+}
+
+/**
+ * A pack whose parts have grown past this many times their size when it was last written whole
+ * is written whole again: its bytes stay within about twice a fresh pack's, and the runs that
+ * write it whole cost, in all, about what the appends before them did (each append writes what
+ * changed; the parts grow by at least the size of a fresh pack between two such runs).
+ */
+export const REPACK_GROWTH = 2;
+
+/** The total size of the parts `index` (in `dir`) lists; undefined when it does not read as an index. */
+function partBytesOf(dir: string, index: string): number | undefined {
+  return indexPartTable(join(dir, index))?.reduce((n, p) => n + p.size, 0);
 }
 
 const treeHint = (out: string) => `refusing to build a pack into ${out}: it holds a snapshot tree (${MANIFEST_PATH}); build it with --format tree, or choose another --out`;
@@ -211,9 +235,13 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   // The build's changed paths describe the pack only if it was made from the tree this build started from.
   const changed = sealed.changed;
   const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
+  // The size the pack had when last written whole: the record's when it describes this pack, else the pack as it is now.
+  const before = previous !== undefined ? partBytesOf(pack.packDir, previous) : undefined;
+  const wholeBytes = record?.index === previous && record?.wholeBytes !== undefined ? record.wholeBytes : before;
+  const whole = previous === undefined || shard || (before !== undefined && wholeBytes !== undefined && before > REPACK_GROWTH * wholeBytes);
   const tree = publishedDir(pack.treeDir)!;
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
-    append: previous !== undefined && !shard, // a shard is packed afresh: the same tree always gives the same bytes
+    append: !whole, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
     changed: carry ? changed : undefined,
     hints: sealed.recipeHints,
@@ -223,7 +251,8 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     },
     onProgress: (done) => progress.update(done, sealed.manifest.files, 'files'),
   });
-  writeRecord(pack.stateDir, { index: summary.index, tree: sealed.manifest.sha256 });
+  const partBytes = partBytesOf(pack.packDir, summary.index)!;
+  writeRecord(pack.stateDir, { index: summary.index, tree: sealed.manifest.sha256, wholeBytes: whole ? partBytes : wholeBytes });
   await hooks.onPackStep?.('published');
   // A reader that opened the previous pack keeps working: its index and parts stay one generation.
   const removed = collectGarbage(pack.packDir, [summary.index, ...(previous !== undefined && previous !== summary.index ? [previous] : [])], journal.names());
@@ -238,6 +267,8 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     reused: summary.reused,
     carried: summary.carried,
     hinted: summary.hinted,
+    whole,
+    partBytes,
     bytesWritten: summary.bytesWritten,
     newParts: summary.newParts.length,
     removed: removed.length,
