@@ -1,4 +1,4 @@
-// npm run bench:incremental [-- --tx 200000 --percent 1 --runs 3 --dir /dev/shm --profile real|bench --format pack]
+// npm run bench:incremental [-- --tx 200000 --percent 1 --runs 3 --dir /dev/shm --profile real|bench --format pack [--series K]]
 // Builds a builder-made Namecoin regtest chain (blocks dir; real-world profile unless
 // --profile bench: see bench/chain.ts and docs/benchmarks.md) up to (100 − p)% of
 // its blocks (a full build one block below, then one incremental block: the steady state of a
@@ -12,8 +12,11 @@
 // before the first stage (opening the source and the index) and in the stages. With --format
 // pack, the same with `build --format pack` (the incremental run appends a generation to the
 // pack): the plain-writer floor is left out, the bytes the incremental run added to the pack
-// directory are printed instead.
-import { mkdtempSync, rmSync } from 'node:fs';
+// directory are printed instead. With --format pack --series K, a scheduled job's life instead:
+// a pack built at tip − K, then K runs adding one block each: for each run whether it appended
+// or wrote the pack whole (REPACK_GROWTH), its time, the bytes it wrote, the size and number of
+// the pack's parts; then a pack built fresh at the tip for comparison.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
@@ -62,6 +65,34 @@ function spread(xs: number[], digits: number): string {
   return `${s[0]!.toFixed(digits)} / ${med.toFixed(digits)} / ${s[s.length - 1]!.toFixed(digits)}`;
 }
 
+/** --series K: K one-block runs on a pack built at tip − K (see the head of this file). */
+async function series(blocksDir: string, tip: number, k: number): Promise<void> {
+  const out = join(root, 'series');
+  const [first, firstSecs, t0] = await timed(blocksDir, out, tip - k);
+  console.log(`pack built at ${tip - k}: ${firstSecs.toFixed(1)} s (CPU ${t0.cpu.toFixed(1)} s), parts ${(first.pack!.partBytes / 1e6).toFixed(1)} MB`);
+  const appends: number[] = [];
+  const wholes: number[] = [];
+  let maxParts = first.pack!.partBytes;
+  let written = 0;
+  for (let h = tip - k + 1; h <= tip; h++) {
+    const [r, secs, t] = await timed(blocksDir, out, h);
+    const p = r.pack!;
+    (p.whole ? wholes : appends).push(secs);
+    maxParts = Math.max(maxParts, p.partBytes);
+    written += p.bytesWritten;
+    const files = readdirSync(out).filter((f) => /\.(?:part|idx)$/.test(f)).length;
+    const pack = r.stageSeconds.find(([st]) => st === 'pack')?.[1] ?? 0;
+    console.log(`height ${h}: ${p.whole ? 'written whole' : 'appended    '} ${secs.toFixed(1).padStart(6)} s (CPU ${t.cpu.toFixed(1)} s, pack stage ${pack.toFixed(1)} s), wrote ${(p.bytesWritten / 1e6).toFixed(1).padStart(6)} MB, parts ${(p.partBytes / 1e6).toFixed(1).padStart(7)} MB, ${files} part and index files in --out`);
+  }
+  const [fresh, freshSecs] = await timed(blocksDir, join(root, 'fresh'), tip);
+  const all = [...appends, ...wholes];
+  console.log(
+    `series of ${k} one-block runs: ${appends.length} appended (${appends.length ? spread(appends, 1) : '-'} s), ${wholes.length} written whole (${wholes.length ? spread(wholes, 1) : '-'} s); ` +
+      `mean ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(1)} s a block against a fresh pack build at ${tip} of ${freshSecs.toFixed(1)} s; ` +
+      `${(written / k / 1e6).toFixed(1)} MB written a block; parts at most ${(maxParts / 1e6).toFixed(1)} MB, ${(maxParts / fresh.pack!.partBytes).toFixed(2)}× the fresh pack's ${(fresh.pack!.partBytes / 1e6).toFixed(1)} MB`,
+  );
+}
+
 const format = process.argv.includes('--format') && process.argv[process.argv.indexOf('--format') + 1] === 'pack' ? 'pack' : 'tree';
 const txCount = arg('tx', 200_000);
 const percent = arg('percent', 1);
@@ -73,6 +104,11 @@ try {
   writeBenchChain(blocksDir, { txCount, txPerBlock: 200, profile: profileArg() });
   const tip = (await (await openBlocksDir(blocksDir, net)).tip()).height;
   const start = Math.floor(tip * (1 - percent / 100));
+  const seriesOf = arg('series', 0);
+  if (seriesOf > 0) {
+    if (format !== 'pack') throw new Error('--series needs --format pack');
+    await series(blocksDir, tip, seriesOf);
+  }
   const line = (label: string, r: BuildReport, s: number) =>
     `${label.padEnd(26)} ${s.toFixed(1).padStart(7)} s  ${r.mode.padEnd(11)} written ${String(r.written).padStart(8)}  unchanged ${String(r.unchanged).padStart(8)}  deleted ${r.deleted}  (files ${r.files}, names ${r.names})`;
   const incs: number[] = [];
@@ -80,7 +116,7 @@ try {
   const ratios: number[] = [];
   const floors: number[] = [];
   const noop: Timing[] = [];
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; i < (seriesOf > 0 ? 0 : runs); i++) {
     for (const d of ['inc', 'full']) for (const p of ['', '.releases', '.state']) rmSync(join(root, d + p), { recursive: true, force: true });
     // Steady state, as a scheduled job sees it: a full build, then one incremental run (the
     // first after a full build links the whole tree into staging once; it leaves the spare
@@ -139,7 +175,9 @@ try {
     fulls.push(fullSecs);
     ratios.push(incSecs / fullSecs);
   }
-  if (format === 'pack') {
+  if (seriesOf > 0) {
+    // Printed by series().
+  } else if (format === 'pack') {
     console.log(`--format pack, min / median / max of ${runs} runs: incremental ${spread(incs, 1)} s, full ${spread(fulls, 1)} s, incremental / full ${spread(ratios, 3)} (target ≤ 0.05)`);
   } else {
     const beyond = noop.map((t) => t.secs - t.beforeStages);
