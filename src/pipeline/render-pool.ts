@@ -25,6 +25,22 @@ interface Thread {
   textsSent: boolean;
 }
 
+export interface RenderPoolOptions {
+  pretty: boolean;
+  /** The base name of the threads' tx text scratch files (tx-text-store.ts). */
+  textsBase: string;
+  /** Txids that occur more than once in the chain (their files are left to the main thread). */
+  duplicates: readonly string[];
+  /** True when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
+  rawWritten: boolean;
+  /** A stage of at most this many txs or address outputs runs on the main thread (default 4096). */
+  threadsAbove?: number;
+  /** A shard build: the threads write only this shard's files and open the index read-only. */
+  shard?: ShardSpec;
+  /** A pack build: the base name of the threads' recipe hints files (see hintFiles). */
+  hintsBase?: string;
+}
+
 /**
  * The txs, blocks and address documents rendered and written on a pool of threads
  * (render-worker.ts), one per core: the main thread hands out tasks (consecutive heights,
@@ -51,20 +67,25 @@ export class RenderPool {
   private inlineStage = false;
   private inlineTexts = false;
 
+  private readonly pretty: boolean;
+  private readonly duplicates: readonly string[];
+  private readonly rawWritten: boolean;
+  private readonly threadsAbove: number;
+  private readonly shard: ShardSpec | undefined;
+  private readonly hintsBase: string | undefined;
+
   constructor(
     private readonly index: ChainIndex,
     private readonly writer: SiteWriter,
-    private readonly pretty: boolean,
-    textsBase: string,
-    private readonly duplicates: string[],
-    /** True when the scan wrote the `.bin` and `.hex` files (writeRawFiles): the threads write only the documents. */
-    private readonly rawWritten: boolean,
-    private readonly threadsAbove = 4096,
-    /** A shard build: the threads write only this shard's files and open the index read-only. */
-    private readonly shard?: ShardSpec,
-    /** A pack build: the base name of the threads' recipe hints files (see hintFiles). */
-    private readonly hintsBase?: string,
+    opts: RenderPoolOptions,
   ) {
+    const { textsBase } = opts;
+    this.pretty = opts.pretty;
+    this.duplicates = opts.duplicates;
+    this.rawWritten = opts.rawWritten;
+    this.threadsAbove = opts.threadsAbove ?? 4096;
+    this.shard = opts.shard;
+    this.hintsBase = opts.hintsBase;
     this.texts = new TxTextStore(textsBase);
     removeHints(this.hintFiles); // a killed build's are not this one's
   }
@@ -93,7 +114,7 @@ export class RenderPool {
       pretty: this.pretty,
       root: this.writer.root,
       update: this.writer.update,
-      duplicates: this.duplicates,
+      duplicates: [...this.duplicates],
       rowsDir: this.writer.rowsDir,
       rawWritten: this.rawWritten,
       ...(this.shard && { shard: this.shard }),

@@ -33,7 +33,15 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
   const rawWritten = full && opened.shard === undefined; // by the scan (sync phase); a shard build has none: its raw files come from the block spill
   // A pack build's compact address documents become recipes from hints kept as they are written (src/pack/hints.ts).
   const hints = opened.format === 'pack' && !pretty ? join(targets.stateDir, 'recipe-hints.tmp') : undefined;
-  const pool = new RenderPool(index, writer, pretty, join(targets.stateDir, 'tx-texts.tmp'), meta.duplicates.map((d) => d.txid), rawWritten, hooks.renderThreadsAbove, opened.shard, hints);
+  const pool = new RenderPool(index, writer, {
+    pretty,
+    textsBase: join(targets.stateDir, 'tx-texts.tmp'),
+    duplicates: meta.duplicates.map((d) => d.txid),
+    rawWritten,
+    threadsAbove: hooks.renderThreadsAbove,
+    shard: opened.shard,
+    hintsBase: hints,
+  });
   teardown.add(() => pool.close(), 'threads');
   teardown.add(() => removeHints(pool.hintFiles));
   const ctx: StageContext = { index, writer, pool, height, pretty, cap, progress, meta, changes };
