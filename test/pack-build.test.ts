@@ -128,6 +128,10 @@ describe('build --format pack: the demo chain', () => {
         if (h > 100) {
           wholes++;
           expect(r.pack!.reused).toBe(0);
+          // The unchanged documents' recipes come from the pack it replaces, and it is a fresh pack's, byte for byte.
+          expect(r.pack!.rebased).toBeGreaterThan(0);
+          const fresh = await demo(tmp(`demo-regrow-fresh-${h}`), { format: 'pack', height: h });
+          expect(r.pack!.index).toBe(fresh.pack!.index);
         }
       } else expect(r.pack!.carried).toBeGreaterThan(0);
       await expectOnlyReferenced(out, previous);
@@ -153,6 +157,13 @@ describe('build --format pack: the demo chain', () => {
     expect(r.pack!.whole).toBe(false);
     expect(r.pack!.carried).toBeGreaterThan(0);
     expect((JSON.parse(readFileSync(record, 'utf8')) as { wholeBytes: number }).wholeBytes).toBe(atNow);
+
+    // Lowered (the blocks above 118 gone, their txs' outputs unspent again) and written whole: still a fresh pack's bytes.
+    writeFileSync(record, JSON.stringify({ ...(JSON.parse(readFileSync(record, 'utf8')) as object), wholeBytes: 1 }) + '\n');
+    const lowered = await demo(out, { format: 'pack', height: 118 });
+    expect(lowered.pack!.whole).toBe(true);
+    expect(lowered.pack!.rebased).toBeGreaterThan(0);
+    expect(lowered.pack!.index).toBe((await demo(tmp('demo-regrow-fresh-118'), { format: 'pack', height: 118 })).pack!.index);
   }, 240_000);
 
   it('removes the files no index refers to only after the new pack.json is in place', async () => {

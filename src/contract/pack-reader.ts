@@ -222,9 +222,13 @@ export class PackCore {
       const raw = rec.encoding === Encoding.GZIP ? await this.gunzip(stored, rec, what) : stored;
       return { kind: rec.kind, contentEncoding: 'identity', size: raw.length * 2, bytes: hexBytes(raw) };
     }
-    const recipe = await this.decoded(rec, what);
-    const segments: RecipeSegment[] = decodeRecipe(recipe, `${this.source.describe(this.parts[rec.part]!.name)} (recipe of ${path})`, rec.offset);
-    return { kind: rec.kind, contentEncoding: 'identity', size: rec.size, stream: this.assemble(segments, path) };
+    return { kind: rec.kind, contentEncoding: 'identity', size: rec.size, stream: this.assemble(await this.recipe(path, rec), path) };
+  }
+
+  /** The segments of the recipe a record of kind RECIPE found for `path` holds (one range read). */
+  async recipe(path: string, rec: PackRecord): Promise<RecipeSegment[]> {
+    const recipe = await this.decoded(rec, `entry ${path}`);
+    return decodeRecipe(recipe, `${this.source.describe(this.parts[rec.part]!.name)} (recipe of ${path})`, rec.offset);
   }
 
   private async gunzip(stored: Uint8Array, b: BlobRef, what: string): Promise<Uint8Array> {

@@ -26,6 +26,7 @@ import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
 import { RecipeHints } from './hints.js';
+import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
@@ -52,6 +53,12 @@ export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'
    * the tree it just published.
    */
   hints?: readonly string[];
+  /**
+   * Not appending, with `changed` relative to the pack in the directory (which this one replaces):
+   * the address and block documents `changed` does not name are recipes taken from that pack
+   * (rebase.ts), unread.
+   */
+  rebase?: boolean;
 }
 
 export interface FromTreeSummary extends PackSummary {
@@ -71,6 +78,8 @@ export interface FromTreeSummary extends PackSummary {
   slices: number;
   /** Of the recipes, the ones made from their document's hint, unread. */
   hinted: number;
+  /** Of the recipes, the ones taken from the pack this one replaces (FromTreeOptions.rebase), unread. */
+  rebased: number;
 }
 
 const BASE_SLOT_CACHE = 2048;
@@ -148,6 +157,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   // 24 KiB each) keeps every slot of a pack of up to 1M entries after its first read.
   const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
   const changed = base ? opts.changed : undefined;
+  const rebase = !append && opts.rebase && opts.changed && existsSync(join(packDir, PACK_POINTER)) ? new RecipeRebase(await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }), opts.changed) : undefined;
   const writer = new PackWriter(packDir, {
     ...opts,
     base: base && { parts: base.parts, generation: base.header.generation },
@@ -156,7 +166,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
   const reader = new TreeReader(treeDir, gzipLevel);
-  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0 };
+  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0, rebased: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
   let hints: RecipeHints | undefined; // opened in the try below
@@ -182,7 +192,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path)) return false;
+    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path) || (EMBEDDING.test(l.path) && rebase?.unchanged(l.path))) return false;
     const tx = l.tx;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
@@ -281,11 +291,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       }
     }
     const hinted = second ? hints?.segments(l.path, l.size, txs) : undefined;
-    if (hinted) {
-      writer.addRecipe(l.path, hinted, { compress: true });
+    const rebased = second && !hinted && rebase?.unchanged(l.path) ? await rebase.segments(l.path, l.size, txs) : undefined;
+    if (hinted || rebased) {
+      writer.addRecipe(l.path, (hinted ?? rebased)!, { compress: true });
       count(l.size);
       n.recipes++;
-      n.hinted++;
+      if (hinted) n.hinted++;
+      else n.rebased++;
       return;
     }
     const slice = sliceOf(l);
@@ -335,8 +347,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       }
       blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     }
-    if (tx?.[2] === 'json') txs.setDoc(tx[1]!, { ...docMarks(bytes, l.sha), blob, early: false });
-    else if (BLOCK_BIN.test(l.path)) indexBlock(file, blob);
+    if (tx?.[2] === 'json') {
+      txs.setDoc(tx[1]!, { ...docMarks(bytes, l.sha), blob, early: false });
+      await rebase?.note(tx[1]!, txs);
+    } else if (BLOCK_BIN.test(l.path)) {
+      indexBlock(file, blob);
+      if (rebase && early) for (const t of file.txs ?? []) await rebase.note(t.txid, txs);
+    }
   };
 
   try {
@@ -370,6 +387,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   } finally {
     await reader.close();
     await base?.close();
+    await rebase?.close();
     hints?.close();
   }
 }

@@ -115,7 +115,16 @@ export class TxBlobs {
 
   doc(txid: string): TxDocBlob | undefined {
     const i = this.docRow.get(keyOf(txid));
-    if (i === undefined) return undefined;
+    return i === undefined ? undefined : this.docAt(i);
+  }
+
+  /** The row of `txid`'s document (for docAt), or undefined. */
+  rowOf(txid: string): number | undefined {
+    return this.docRow.get(keyOf(txid));
+  }
+
+  /** The document at row `i` (rowOf's). */
+  docAt(i: number): TxDocBlob {
     const r = this.rows;
     return {
       blob: { part: r.part[i]!, offset: r.offset[i]!, stored: r.stored[i]!, encoding: r.encoding[i]! as Encoding, crc: r.crc[i]! },

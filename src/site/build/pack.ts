@@ -54,6 +54,8 @@ export interface PackReport {
   carried: number;
   /** Address documents made into recipes from the hints the build kept as it wrote them, not read back. */
   hinted: number;
+  /** Address and block documents written whole again with their recipes from the pack this one replaces, not read. */
+  rebased: number;
   /** The pack was written whole (a first pack, or one that had grown past REPACK_GROWTH: nothing kept from the previous one). */
   whole: boolean;
   /** The size of all the parts the new index lists. */
@@ -244,6 +246,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     append: !whole, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
     changed: carry ? changed : undefined,
+    rebase: whole && carry, // written whole again: the unchanged documents' recipes come from the pack it replaces
     hints: sealed.recipeHints,
     onCreate: (name) => {
       journal.add(name);
@@ -267,6 +270,7 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     reused: summary.reused,
     carried: summary.carried,
     hinted: summary.hinted,
+    rebased: summary.rebased,
     whole,
     partBytes,
     bytesWritten: summary.bytesWritten,
