@@ -352,7 +352,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       await rebase?.note(tx[1]!, txs);
     } else if (BLOCK_BIN.test(l.path)) {
       indexBlock(file, blob);
-      if (rebase && early) for (const t of file.txs ?? []) await rebase.note(t.txid, txs);
+      if (rebase) for (const t of file.txs ?? []) await rebase.note(t.txid, txs);
     }
   };
 

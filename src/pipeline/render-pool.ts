@@ -79,14 +79,13 @@ export class RenderPool {
     private readonly writer: SiteWriter,
     opts: RenderPoolOptions,
   ) {
-    const { textsBase } = opts;
     this.pretty = opts.pretty;
     this.duplicates = opts.duplicates;
     this.rawWritten = opts.rawWritten;
     this.threadsAbove = opts.threadsAbove ?? 4096;
     this.shard = opts.shard;
     this.hintsBase = opts.hintsBase;
-    this.texts = new TxTextStore(textsBase);
+    this.texts = new TxTextStore(opts.textsBase);
     removeHints(this.hintFiles); // a killed build's are not this one's
   }
 
