@@ -12,7 +12,7 @@
  * gives no segments: the file is then read and scanned. The segments are the old recipe's,
  * so the new pack is the one a fresh pack of the tree would be.
  */
-import { Kind, type RecipeSegment } from '../contract/pack-format.js';
+import { Kind, type PackRecord, type RecipeSegment } from '../contract/pack-format.js';
 import type { PackReader } from './reader.js';
 import type { TxBlobs } from './tx-blobs.js';
 
@@ -22,6 +22,8 @@ const placeKey = (part: number, offset: number): number | undefined => (offset <
 export class RecipeRebase {
   /** The old blob of each unchanged tx document → its row in the new pack's TxBlobs (about 40 bytes a tx). */
   private readonly rows = new Map<number, number>();
+  /** Old recipes being read ahead of their use (prefetch), by path. */
+  private readonly ahead = new Map<string, Promise<[PackRecord, RecipeSegment[]] | undefined>>();
 
   constructor(
     private readonly old: PackReader,
@@ -47,13 +49,29 @@ export class RecipeRebase {
     return this.old.close();
   }
 
+  /**
+   * Starts reading the old recipe of `path` (packFromTree asks a few batches ahead, as it reads
+   * files ahead: one read after the other would wait on each). Any failure to read it (a damaged
+   * old pack) gives no recipe: the file is read instead.
+   */
+  prefetch(path: string): void {
+    if (this.ahead.has(path)) return;
+    const read = async (): Promise<[PackRecord, RecipeSegment[]] | undefined> => {
+      const rec = await this.old.lookup(path);
+      return rec?.kind === Kind.RECIPE ? [rec, await this.old.recipe(path, rec)] : undefined;
+    };
+    this.ahead.set(path, read().catch(() => undefined));
+  }
+
   /** The unchanged document at `path` (`size` bytes, the manifest's) as a recipe over the new pack's tx blobs, or undefined. */
   async segments(path: string, size: number, txs: TxBlobs): Promise<RecipeSegment[] | undefined> {
-    const rec = await this.old.lookup(path);
-    if (rec?.kind !== Kind.RECIPE || rec.size !== size) return undefined;
+    this.prefetch(path);
+    const old = await this.ahead.get(path)!;
+    this.ahead.delete(path);
+    if (old === undefined || old[0].size !== size) return undefined;
     const out: RecipeSegment[] = [];
     let total = 0;
-    for (const s of await this.old.recipe(path, rec)) {
+    for (const s of old[1]) {
       if (s.type === 'literal') {
         out.push(s);
         total += s.bytes.length;
