@@ -192,11 +192,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path)) return false;
-    if (rebase?.unchanged(l.path) && EMBEDDING.test(l.path)) {
-      rebase.prefetch(l.path); // its old recipe is read ahead instead of the file
-      return false;
-    }
+    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
     const tx = l.tx;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };

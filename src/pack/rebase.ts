@@ -22,8 +22,6 @@ const placeKey = (part: number, offset: number): number | undefined => (offset <
 export class RecipeRebase {
   /** The old blob of each unchanged tx document → its row in the new pack's TxBlobs (about 40 bytes a tx). */
   private readonly rows = new Map<number, number>();
-  /** Old recipes being read ahead of their use (prefetch), by path. */
-  private readonly ahead = new Map<string, Promise<[PackRecord, RecipeSegment[]] | undefined>>();
 
   constructor(
     private readonly old: PackReader,
@@ -40,7 +38,7 @@ export class RecipeRebase {
     const path = `tx/${txid}.json`;
     const row = txs.rowOf(txid);
     if (row === undefined || this.changed.has(path)) return;
-    const rec = await this.old.lookup(path);
+    const rec = await this.old.lookup(path).catch(() => undefined); // a damaged old index: no move onto it
     const key = rec?.kind === Kind.STORED ? placeKey(rec.part, rec.offset) : undefined;
     if (key !== undefined) this.rows.set(key, row);
   }
@@ -49,25 +47,19 @@ export class RecipeRebase {
     return this.old.close();
   }
 
-  /**
-   * Starts reading the old recipe of `path` (packFromTree asks a few batches ahead, as it reads
-   * files ahead: one read after the other would wait on each). Any failure to read it (a damaged
-   * old pack) gives no recipe: the file is read instead.
-   */
-  prefetch(path: string): void {
-    if (this.ahead.has(path)) return;
-    const read = async (): Promise<[PackRecord, RecipeSegment[]] | undefined> => {
+  /** The old record of `path` and its recipe's segments; undefined for another kind, or when they cannot be read (a damaged old pack: the file is read instead). */
+  private async oldRecipe(path: string): Promise<[PackRecord, RecipeSegment[]] | undefined> {
+    try {
       const rec = await this.old.lookup(path);
       return rec?.kind === Kind.RECIPE ? [rec, await this.old.recipe(path, rec)] : undefined;
-    };
-    this.ahead.set(path, read().catch(() => undefined));
+    } catch {
+      return undefined;
+    }
   }
 
   /** The unchanged document at `path` (`size` bytes, the manifest's) as a recipe over the new pack's tx blobs, or undefined. */
   async segments(path: string, size: number, txs: TxBlobs): Promise<RecipeSegment[] | undefined> {
-    this.prefetch(path);
-    const old = await this.ahead.get(path)!;
-    this.ahead.delete(path);
+    const old = await this.oldRecipe(path);
     if (old === undefined || old[0].size !== size) return undefined;
     const out: RecipeSegment[] = [];
     let total = 0;
