@@ -9,8 +9,9 @@
  * Each move is checked: the new blob's stored bytes have the old one's length, encoding and
  * CRC-32 (the same document gzipped at the same level is the same bytes). A recipe with a segment
  * over any other blob, a check that fails, or sizes that do not add up to the manifest line's
- * gives no segments: the file is then read and scanned. The segments are the old recipe's,
- * so the new pack is the one a fresh pack of the tree would be.
+ * gives no segments: the file is then read and scanned. The segments are the old recipe's: what
+ * the scan of the same bytes over the same tx documents gave, so the new pack is the one a fresh
+ * pack of the tree is (test/pack-build.test.ts checks the index name).
  */
 import { Kind, type PackRecord, type RecipeSegment } from '../contract/pack-format.js';
 import type { PackReader } from './reader.js';

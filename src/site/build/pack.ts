@@ -81,7 +81,7 @@ interface PackRecord {
 /**
  * A pack whose parts have grown past this many times their size when it was last written whole
  * is written whole again: its bytes stay within about twice a fresh pack's, and the runs that
- * write it whole cost, in all, about what the appends before them did (each append writes what
+ * write it whole cost, in all, no more than the appends before them did (each append writes what
  * changed; the parts grow by at least the size of a fresh pack between two such runs).
  */
 export const REPACK_GROWTH = 2;
