@@ -13,6 +13,7 @@
  * the scan of the same bytes over the same tx documents gave, so the new pack is the one a fresh
  * pack of the tree is (test/pack-build.test.ts checks the index name).
  */
+import { txPath } from '../contract/layout.js';
 import { Kind, type PackRecord, type RecipeSegment } from '../contract/pack-format.js';
 import type { PackReader } from './reader.js';
 import type { TxBlobs } from './tx-blobs.js';
@@ -36,7 +37,7 @@ export class RecipeRebase {
 
   /** Once `txid`'s document is stored in the new pack (txs knows its blob): where it was in the old one, when it did not change. */
   async note(txid: string, txs: TxBlobs): Promise<void> {
-    const path = `tx/${txid}.json`;
+    const path = txPath(txid, 'json');
     const row = txs.rowOf(txid);
     if (row === undefined || this.changed.has(path)) return;
     const rec = await this.old.lookup(path).catch(() => undefined); // a damaged old index: no move onto it

@@ -67,36 +67,23 @@ export class RenderPool {
   private inlineStage = false;
   private inlineTexts = false;
 
-  private readonly pretty: boolean;
-  private readonly duplicates: readonly string[];
-  private readonly rawWritten: boolean;
-  private readonly threadsAbove: number;
-  private readonly shard: ShardSpec | undefined;
-  private readonly hintsBase: string | undefined;
-
   constructor(
     private readonly index: ChainIndex,
     private readonly writer: SiteWriter,
-    opts: RenderPoolOptions,
+    private readonly opts: RenderPoolOptions,
   ) {
-    this.pretty = opts.pretty;
-    this.duplicates = opts.duplicates;
-    this.rawWritten = opts.rawWritten;
-    this.threadsAbove = opts.threadsAbove ?? 4096;
-    this.shard = opts.shard;
-    this.hintsBase = opts.hintsBase;
     this.texts = new TxTextStore(opts.textsBase);
     removeHints(this.hintFiles); // a killed build's are not this one's
   }
 
   /** The recipe hints files the renderers write (src/pack/hints.ts): one a thread and the main thread's, those that exist. */
   get hintFiles(): string[] {
-    if (this.hintsBase === undefined) return [];
+    if (this.opts.hintsBase === undefined) return [];
     return [...Array.from({ length: POOL_SIZE }, (_, i) => this.hintsFile(i)!), this.hintsFile('m')!].filter((f) => existsSync(f));
   }
 
   private hintsFile(thread: number | 'm'): string | undefined {
-    return this.hintsBase === undefined ? undefined : `${this.hintsBase}.${thread}`;
+    return this.opts.hintsBase === undefined ? undefined : `${this.opts.hintsBase}.${thread}`;
   }
 
   /** How many render threads were started (0: everything ran on the main thread). */
@@ -110,13 +97,13 @@ export class RenderPool {
       stateDir: this.index.store.dir,
       spill: this.index.spill.path,
       network: this.index.net.name,
-      pretty: this.pretty,
+      pretty: this.opts.pretty,
       root: this.writer.root,
       update: this.writer.update,
-      duplicates: [...this.duplicates],
+      duplicates: [...this.opts.duplicates],
       rowsDir: this.writer.rowsDir,
-      rawWritten: this.rawWritten,
-      ...(this.shard && { shard: this.shard }),
+      rawWritten: this.opts.rawWritten,
+      ...(this.opts.shard && { shard: this.opts.shard }),
     };
   }
 
@@ -158,7 +145,7 @@ export class RenderPool {
 
   /** Starts a stage of `work` txs or address outputs: on the main thread if small and no thread runs yet. */
   plan(work: number): void {
-    this.inlineStage = this.threads === undefined && work <= this.threadsAbove;
+    this.inlineStage = this.threads === undefined && work <= (this.opts.threadsAbove ?? 4096);
   }
 
   /**
