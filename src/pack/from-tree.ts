@@ -14,20 +14,18 @@
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.
  */
-import { hash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { gzip, crc32 as zcrc32 } from 'node:zlib';
+import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
-import { ManifestCursor } from '../contract/manifest.js';
 import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
+import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, gzipManifest, manifestLines, rawOfHex, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
@@ -83,26 +81,6 @@ export interface FromTreeSummary extends PackSummary {
 }
 
 const BASE_SLOT_CACHE = 2048;
-const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
-const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
-/** The documents that embed tx documents: packed in the second pass, as recipes. */
-const EMBEDDING = /^(?:address\/[^/]+|block\/[0-9a-f]{64})\.json$/;
-const BLOCK_JSON = /^block\/[0-9a-f]{64}\.json$/;
-/** Raw bytes (stored as they are, or as slices) and their hex (derived from them). */
-const RAW = /\.(?:bin|hex)$/;
-
-/** Whether the file at `path` is stored whole and gzipped (documents that embed tx documents are recipes): the read thread gzips it. */
-const gzipAhead = (path: string): boolean => !RAW.test(path) && !EMBEDDING.test(path);
-
-/** The bytes a `.hex` file spells, when it is exactly their lowercase hex; else undefined. */
-export function rawOfHex(text: Uint8Array): Uint8Array | undefined {
-  if (text.length % 2 !== 0) return undefined;
-  const s = Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1');
-  // Node's hex decoding stops at the first pair that is not hex and takes upper case: the
-  // decoded bytes are the text's exactly when their lowercase hex is the text again.
-  const raw = Buffer.from(s, 'hex');
-  return raw.length * 2 === s.length && raw.toString('hex') === s ? new Uint8Array(raw) : undefined;
-}
 
 /** What identifies a tx document's bytes (`sha`: their sha256, hex), for recipes over it. */
 function docMarks(bytes: Buffer, sha: string): Pick<TxDocBlob, 'size' | 'sha' | 'crc' | 'prefix' | 'prefixCrc'> {
@@ -115,37 +93,6 @@ const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset, store
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
-
-interface ManifestLine {
-  lineNo: number;
-  sha: string;
-  size: number;
-  path: string;
-  /** A tx file's path parsed (txid, extension), once a line: it is asked of every line more than once. */
-  tx: RegExpExecArray | null;
-}
-
-/** The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). */
-async function* manifestLines(manifestPath: string, take: (path: string) => boolean): AsyncGenerator<ManifestLine> {
-  const c = new ManifestCursor(manifestPath, '', -1, 1 << 20, true);
-  try {
-    while (!c.done) {
-      const path = c.buf.toString('utf8', c.pathAt, c.end);
-      if (take(path)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path, tx: TX_FILE.exec(path) };
-      c.next();
-    }
-  } finally {
-    if (!c.done) c.close();
-  }
-}
-
-const gzipAsync = promisify(gzip);
-
-/** The bytes of the file at `path`, their sha256 (hex) and their gzip at `level`, made on zlib's thread pool. */
-async function gzipManifest(path: string, level: number): Promise<{ bytes: Buffer; sha256: string; gzip: Buffer }> {
-  const bytes = readFileSync(path);
-  return { bytes, sha256: hash('sha256', bytes, 'hex'), gzip: await gzipAsync(bytes, { level, chunkSize: 16 << 20 }) };
 }
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
