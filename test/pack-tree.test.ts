@@ -12,6 +12,7 @@ import { Kind, PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format
 import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, type FromTreeSummary } from '../src/pack/from-tree.js';
+import { MANIFEST_CHUNK_LINES, manifestChunks } from '../src/pack/manifest-chunks.js';
 import { answerBytes, PackCorruptError, PackReader } from '../src/pack/reader.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
@@ -362,20 +363,54 @@ describe('the manifest of a packed tree', () => {
     writeFileSync(join(tree, MANIFEST_PATH), edit(lines.join('')));
     return tree;
   };
-  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`name/n${String(i).padStart(3, '0')}.json`, `{"name":"n${i}","value":"${'v'.repeat(i)}"}`]));
+  const files = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`name/n${String(i).padStart(4, '0')}.json`, `{"name":"n${i}","value":"${'v'.repeat(i % 300)}"}`]));
 
-  it('is stored with withManifest and answered byte for byte, plain and gzip', async () => {
+  /** 32-bit FNV-1a, as the chunks are cut by (docs/pack-format.md). */
+  const fnv = (b: Buffer) => b.reduce((h, c) => Math.imul(h ^ c, 0x01000193) >>> 0, 0x811c9dc5);
+
+  it('is cut into chunks after the lines whose path hashes to 0 modulo 256, read in blocks', () => {
+    const tree = smallTree('chunks', files);
+    const want = readFileSync(join(tree, MANIFEST_PATH));
+    const it = manifestChunks(join(tree, MANIFEST_PATH));
+    const chunks: Buffer[] = [];
+    let r = it.next();
+    for (; !r.done; r = it.next()) chunks.push(r.value);
+    expect(r.value).toBe(createHash('sha256').update(want).digest('hex'));
+    expect(Buffer.concat(chunks).equals(want)).toBe(true);
+    const ends = want.toString('latin1').split('\n').slice(0, -1).map((l) => fnv(Buffer.from(l.slice(l.indexOf(' ', 65) + 1), 'latin1')) % MANIFEST_CHUNK_LINES === 0);
+    expect(chunks.length).toBe(ends.filter(Boolean).length + (ends.at(-1) ? 0 : 1));
+    expect(chunks.length).toBeGreaterThan(4);
+    let line = 0;
+    for (const c of chunks) {
+      const n = c.toString('latin1').split('\n').length - 1;
+      line += n;
+      expect(ends.slice(line - n, line - 1).some(Boolean)).toBe(false);
+      expect(ends[line - 1] || line === ends.length).toBe(true);
+    }
+  });
+
+  it('is stored with withManifest as a recipe over its chunks and answered byte for byte; an append stores only the chunks that changed', async () => {
     const tree = smallTree('tree', files);
     const packDir = dir('pack');
-    await packFromTree(tree, packDir, { withManifest: true });
-    const want = readFileSync(join(tree, MANIFEST_PATH));
+    const s1 = await packFromTree(tree, packDir, { withManifest: true });
+    const changed = 'name/n1500.json';
+    const tree2 = smallTree('tree2', { ...files, [changed]: '{"name":"n1500","value":"changed"}' });
+    const s2 = await packFromTree(tree2, packDir, { withManifest: true, changed: new Set([changed]) });
+    expect(s1.manifestChunks).toBeGreaterThan(4);
+    expect(s1.manifestChunksKept).toBe(0);
+    expect(s2.manifestChunks).toBe(s1.manifestChunks);
+    expect(s2.manifestChunksKept).toBe(s1.manifestChunks - 1);
+    const want = readFileSync(join(tree2, MANIFEST_PATH));
     const reader = await PackReader.open(packDir);
     try {
-      const plain = await reader.get(MANIFEST_PATH);
-      expect(Buffer.from(await answerBytes(plain!)).equals(want)).toBe(true);
-      const zipped = await reader.get(MANIFEST_PATH, { acceptEncoding: 'gzip' });
-      expect(zipped!.contentEncoding).toBe('gzip');
-      expect(gunzipSync(await answerBytes(zipped!)).equals(want)).toBe(true);
+      for (const acceptEncoding of ['identity', 'gzip']) {
+        const a = (await reader.get(MANIFEST_PATH, { acceptEncoding }))!;
+        expect(a.kind).toBe(Kind.RECIPE);
+        expect(a.contentEncoding).toBe('identity');
+        expect(Buffer.from(await answerBytes(a)).equals(want)).toBe(true);
+      }
+      // The appended part holds one chunk and the recipe, not the manifest again.
+      expect(reader.parts.at(-1)!.size).toBeLessThan(want.length / 4);
       expect(await reader.verify()).toEqual([]);
     } finally {
       await reader.close();
@@ -383,7 +418,7 @@ describe('the manifest of a packed tree', () => {
   });
 
   it('a line not in the format is named by file, line and offset', async () => {
-    const tree = smallTree('bad', files, (text) => text.replace(/^([0-9a-f]{64}) (\d+) (name\/n002\.json)$/m, '$1 +$2 $3'));
+    const tree = smallTree('bad', files, (text) => text.replace(/^([0-9a-f]{64}) (\d+) (name\/n0002\.json)$/m, '$1 +$2 $3'));
     const manifestPath = join(tree, MANIFEST_PATH);
     const offset = readFileSync(manifestPath, 'utf8').split('\n').slice(0, 2).join('\n').length + 1;
     await expect(packFromTree(tree, dir('bad-pack'))).rejects.toThrow(`${manifestPath}: line 3 (offset ${offset}) is not "<sha256> <size> <path>"`);

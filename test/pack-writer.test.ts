@@ -1,12 +1,12 @@
 // The pack writer's paths that a tree conversion does not take: spilled sorted runs, several
 // parts, a path added twice, and recipe entries (synthetic, and real address documents
 // assembled from the tx documents they embed).
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Encoding, Kind, PACK_POINTER, packKey, type RecipeSegment } from '../src/contract/pack-format.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
@@ -17,6 +17,7 @@ import { PackWriter, RECIPE_GZIP_MIN } from '../src/pack/writer.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { tempDir } from './support/memory-builds.js';
+import { writeListedTree } from './support/tree-copy.js';
 
 const dir = tempDir('snapshot-pack-writer-');
 
@@ -287,20 +288,9 @@ describe('recipes on real address documents (demo tree)', () => {
 });
 
 describe('bad input is named', () => {
-  /** A tiny hand-made tree: files and a manifest that lists them. */
-  function tinyTree(root: string, files: Record<string, string>): void {
-    const lines: string[] = [];
-    for (const [p, text] of Object.entries(files).sort()) {
-      mkdirSync(join(root, p, '..'), { recursive: true });
-      writeFileSync(join(root, p), text);
-      lines.push(`${createHash('sha256').update(text).digest('hex')} ${Buffer.byteLength(text)} ${p}`);
-    }
-    writeFileSync(join(root, MANIFEST_PATH), lines.join('\n') + '\n');
-  }
-
   it('a tree file that differs from its manifest line fails naming the file and the line; nothing is left behind', async () => {
     const tree = dir('tiny');
-    tinyTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
+    writeListedTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
     writeFileSync(join(tree, 'tx/ab.hex'), 'abce');
     await expect(packFromTree(tree, dir('tiny-pack'))).rejects.toThrow(`${join(tree, 'tx/ab.hex')}: 4 bytes that differ from _manifest.json line 3 (size 4, sha256 `);
     expect(readdirSync(dir('tiny-pack'))).toEqual([]);
@@ -309,7 +299,7 @@ describe('bad input is named', () => {
 
   it('a file the manifest lists that is not in the tree fails naming it; nothing is left behind', async () => {
     const tree = dir('tiny-gone');
-    tinyTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
+    writeListedTree(tree, { 'stats.json': '{"a":1}', 'tx/ab.hex': 'abcd', 'tx/ab.bin': '\xab\xcd' });
     rmSync(join(tree, 'stats.json'));
     await expect(packFromTree(tree, dir('tiny-gone-pack'))).rejects.toThrow(`${tree}/stats.json: ENOENT`);
     expect(readdirSync(dir('tiny-gone-pack'))).toEqual([]);
@@ -317,7 +307,7 @@ describe('bad input is named', () => {
 
   it('a .hex that is not exactly lowercase hex is stored as it is', async () => {
     const tree = dir('tiny-hex');
-    tinyTree(tree, { 'tx/a.hex': 'ABCD', 'tx/b.hex': 'abcd\n', 'tx/c.hex': '00ff' });
+    writeListedTree(tree, { 'tx/a.hex': 'ABCD', 'tx/b.hex': 'abcd\n', 'tx/c.hex': '00ff' });
     const s = await packFromTree(tree, dir('tiny-hex-pack'));
     expect(s.hexEntries).toBe(1);
     const r = await PackReader.open(dir('tiny-hex-pack'));
@@ -330,7 +320,7 @@ describe('bad input is named', () => {
 
   it('a server that ignores Range is refused by name', async () => {
     const tree = dir('tiny-http');
-    tinyTree(tree, { 'stats.json': '{}' });
+    writeListedTree(tree, { 'stats.json': '{}' });
     const packDir = dir('tiny-http-pack');
     await packFromTree(tree, packDir);
     const server = createServer((req, res) => {

@@ -244,8 +244,10 @@ export class PackCore {
    * within {@link COALESCE_GAP} of each other are fetched with one range read of at most
    * {@link COALESCE_BYTES} (or one blob, when larger): memory holds one such group at a time.
    */
-  private async *assemble(segments: readonly RecipeSegment[], path: string): AsyncGenerator<Uint8Array> {
+  async *assemble(segments: readonly RecipeSegment[], path: string): AsyncGenerator<Uint8Array> {
     let group: { part: number; from: number; bytes: Uint8Array } | undefined;
+    // The last blob decoded: a delta's ranges take turns with literals over one blob (delta.ts).
+    let last: { blob: BlobRef; bytes: Uint8Array } | undefined;
     for (const [i, s] of segments.entries()) {
       if (s.type === 'literal') {
         if (s.bytes.length > 0) yield s.bytes;
@@ -253,13 +255,18 @@ export class PackCore {
       }
       const what = `segment ${i} of the recipe of ${path}`;
       const b = s.blob;
-      const name = this.partOf(b, what);
-      if (!group || group.part !== b.part || b.offset < group.from || b.offset + b.stored > group.from + group.bytes.length) {
-        const [from, to] = coalesce(segments, i);
-        group = { part: b.part, from, bytes: to > from ? await this.range(name, from, to - from) : new Uint8Array(0) };
+      let bytes: Uint8Array;
+      if (last && last.blob.part === b.part && last.blob.offset === b.offset && last.blob.stored === b.stored && last.blob.encoding === b.encoding && last.blob.crc === b.crc) bytes = last.bytes;
+      else {
+        const name = this.partOf(b, what);
+        if (!group || group.part !== b.part || b.offset < group.from || b.offset + b.stored > group.from + group.bytes.length) {
+          const [from, to] = coalesce(segments, i);
+          group = { part: b.part, from, bytes: to > from ? await this.range(name, from, to - from) : new Uint8Array(0) };
+        }
+        const stored = this.checked(b, group.bytes.subarray(b.offset - group.from, b.offset - group.from + b.stored), what);
+        bytes = b.encoding === Encoding.IDENTITY ? stored : await this.gunzip(stored, b, what);
+        last = { blob: b, bytes };
       }
-      const stored = this.checked(b, group.bytes.subarray(b.offset - group.from, b.offset - group.from + b.stored), what);
-      const bytes = b.encoding === Encoding.IDENTITY ? stored : await this.gunzip(stored, b, what);
       if (s.start + s.length > bytes.length) {
         throw new Error(`recipe of ${path}: segment ${i} asks for bytes ${s.start}–${s.start + s.length - 1} of a blob of ${bytes.length}`);
       }

@@ -21,11 +21,13 @@ import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
 import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
+import { deltaOf } from './delta.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
-import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, gzipManifest, manifestLines, rawOfHex, type ManifestLine } from './tree-files.js';
+import { previousChunks, storeManifest } from './manifest-chunks.js';
+import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
@@ -78,6 +80,11 @@ export interface FromTreeSummary extends PackSummary {
   hinted: number;
   /** Of the recipes, the ones taken from the pack this one replaces (FromTreeOptions.rebase), unread. */
   rebased: number;
+  /** Of the recipes, changed documents over their answer in the pack appended to (delta.ts). */
+  deltas: number;
+  /** Chunks of the stored `_manifest.json` (FromTreeOptions.withManifest), and those taken from the pack appended to. */
+  manifestChunks: number;
+  manifestChunksKept: number;
 }
 
 const BASE_SLOT_CACHE = 2048;
@@ -113,7 +120,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
   const reader = new TreeReader(treeDir, gzipLevel);
-  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0, rebased: 0 };
+  const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0, rebased: 0, deltas: 0, manifestChunks: 0, manifestChunksKept: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
   let hints: RecipeHints | undefined; // opened in the try below
@@ -260,6 +267,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const bytes = file.bytes;
     count(bytes.length);
     const old2 = await reusable(l.path, bytes);
+    // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous answer.
+    const delta = base && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes, Math.min(bytes.length, file.gzip?.length ?? Infinity)) : undefined;
+    if (delta) {
+      writer.addRecipe(l.path, delta, { compress: true });
+      n.recipes++;
+      n.deltas++;
+      return;
+    }
     let blob: BlobRef;
     if (old2) {
       writer.addExisting(l.path, old2);
@@ -309,20 +324,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
-    // The manifest (about 130 bytes a file) is gzipped on a thread of zlib's during the second
-    // pass, in 16 MiB output chunks (each takes a turn of the main thread's event loop, busy in
-    // the pass); its bytes, which zlib holds meanwhile, are the ones stored.
-    const manifestGzip = opts.withManifest ? gzipManifest(manifestPath, gzipLevel) : undefined;
-    manifestGzip?.catch(() => undefined); // awaited below, unless the pass throws first
+    // The previous manifest's chunks are read from the pack appended to during the second pass
+    // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
+    const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
     for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
     // Their map of paths is not kept through the index's writing.
     hints?.close();
     hints = undefined;
-    if (manifestGzip) {
-      const { bytes, sha256, gzip } = await manifestGzip;
-      // The file is hashed again in chunks, not read whole a second time (two copies of it at the peak).
+    if (opts.withManifest) {
+      const { sha256, chunks, kept } = await storeManifest(writer, manifestPath, gzipLevel, await previous);
+      n.manifestChunks = chunks;
+      n.manifestChunksKept = kept;
       if (manifestHash(manifestPath) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
-      writer.add(MANIFEST_PATH, bytes, { prepared: { sha256, gzip, gzipLevel } });
     }
     // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
     // the tree `changed` is relative to shows here, before the new index is written.

@@ -1,11 +1,7 @@
 /**
- * The finished tree as the pack converter (from-tree.ts) reads it: its manifest's lines, the
- * classes of paths it packs differently, and the manifest's own bytes.
+ * The finished tree as the pack converter (from-tree.ts) reads it: its manifest's lines and the
+ * classes of paths it packs differently.
  */
-import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import { ManifestCursor } from '../contract/manifest.js';
 
 export const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
@@ -50,12 +46,4 @@ export async function* manifestLines(manifestPath: string, take: (path: string) 
   } finally {
     if (!c.done) c.close();
   }
-}
-
-const gzipAsync = promisify(gzip);
-
-/** The bytes of the file at `path`, their sha256 (hex) and their gzip at `level`, made on zlib's thread pool. */
-export async function gzipManifest(path: string, level: number): Promise<{ bytes: Buffer; sha256: string; gzip: Buffer }> {
-  const bytes = readFileSync(path);
-  return { bytes, sha256: hash('sha256', bytes, 'hex'), gzip: await gzipAsync(bytes, { level, chunkSize: 16 << 20 }) };
 }

@@ -1,4 +1,7 @@
-/** Damaged copies of a built tree for the verify tests: hard links to the good tree, files replaced (never written through). */
+/**
+ * Damaged copies of a built tree for the verify tests: hard links to the good tree, files replaced
+ * (never written through); and tiny hand-made trees for the pack tests.
+ */
 import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,4 +36,16 @@ export function rewriteListed(d: string, rel: string, content: string | Buffer):
   const lines = manifest.split('\n').map((l) => (l.endsWith(` ${rel}`) ? `${sha} ${buf.length} ${rel}` : l));
   expect(lines.join('\n')).not.toBe(manifest);
   put(d, MANIFEST_PATH, lines.join('\n'));
+}
+
+/** A tiny hand-made tree at `root`: `files` (path → contents) and a manifest that lists them. */
+export function writeListedTree(root: string, files: Record<string, string | Buffer>): void {
+  const lines: string[] = [];
+  for (const [p, content] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const buf = Buffer.from(content);
+    mkdirSync(join(root, p, '..'), { recursive: true });
+    writeFileSync(join(root, p), buf);
+    lines.push(`${createHash('sha256').update(buf).digest('hex')} ${buf.length} ${p}`);
+  }
+  writeFileSync(join(root, MANIFEST_PATH), lines.join('\n') + '\n');
 }

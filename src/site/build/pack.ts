@@ -56,6 +56,9 @@ export interface PackReport {
   hinted: number;
   /** Address and block documents written whole again with their recipes from the pack this one replaces, not read. */
   rebased: number;
+  /** Changed documents appended as recipes over their previous answers (delta.ts), and the manifest's chunks kept from the previous pack. */
+  deltas: number;
+  manifestChunksKept: number;
   /** The pack was written whole (a first pack, or one that had grown past REPACK_GROWTH: nothing kept from the previous one). */
   whole: boolean;
   /** The size of all the parts the new index lists. */
@@ -271,6 +274,8 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
     carried: summary.carried,
     hinted: summary.hinted,
     rebased: summary.rebased,
+    deltas: summary.deltas,
+    manifestChunksKept: summary.manifestChunksKept,
     whole,
     partBytes,
     bytesWritten: summary.bytesWritten,
