@@ -63,8 +63,10 @@ describe('delta segments', () => {
     const previous: RecipeSegment[] = [{ type: 'range', blob: OLD, start: 0, length: old.length }];
     const segs = deltaSegments(previous, old, bytes);
     expect(assembled(segs, old).equals(bytes)).toBe(true);
-    // Four `"expires_in":…,` tokens are new; everything else is ranges of the old answer.
-    expect(literalBytes(segs)).toBe(4 * '"expires_in":35910,'.length);
+    // At most four `"expires_in":…,` tokens are new (the first and the last in part: the common
+    // prefix and suffix are ranges up to the byte); everything else is ranges of the old answer.
+    expect(literalBytes(segs)).toBeLessThanOrEqual(4 * '"expires_in":35910,'.length);
+    expect(literalBytes(segs)).toBeGreaterThanOrEqual(2 * '"expires_in":35910,'.length + 2);
     expect(segs.filter((s) => s.type === 'range')).toHaveLength(5);
     // An entry added at the end: the old ones are still taken from the old answer.
     const grown = Buffer.from(`${bytes.subarray(0, -1).toString()},${entry(50, 35950)}]`);

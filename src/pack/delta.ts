@@ -74,62 +74,82 @@ export function joinSegments(segments: readonly RecipeSegment[]): RecipeSegment[
   return out;
 }
 
-/** Where each token of `b` ends: after each `,`, `{`, `}`, `[` and `]`, and at its end. */
-function tokenEnds(b: Uint8Array): number[] {
+/** The bytes that end a token: `,` `{` `}` `[` `]`. */
+const DELIMITERS = [0x2c, 0x7b, 0x7d, 0x5b, 0x5d];
+
+/** Where each token of b[from, to) ends: after each delimiter, and at `to`. */
+function tokenEnds(b: Buffer, from: number, to: number): number[] {
+  const part = b.subarray(from, to);
   const ends: number[] = [];
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i]!;
-    // , { } [ ]
-    if (c === 0x2c || c === 0x7b || c === 0x7d || c === 0x5b || c === 0x5d) ends.push(i + 1);
-  }
-  if (ends.at(-1) !== b.length) ends.push(b.length);
+  for (const d of DELIMITERS) for (let i = part.indexOf(d); i >= 0; i = part.indexOf(d, i + 1)) ends.push(from + i + 1);
+  ends.sort((x, y) => x - y);
+  if (ends.at(-1) !== to) ends.push(to);
   return ends;
 }
 
+/** A short key of b[from, to) (its length and its first and last three bytes); equal tokens have equal keys. */
+function tokenKey(b: Buffer, from: number, to: number): string {
+  const n = to - from;
+  return String.fromCharCode(n & 0xffff, n >>> 16, b[from] ?? 0, b[from + 1] ?? 0, b[from + 2] ?? 0, b[to - 3] ?? 0, b[to - 2] ?? 0, b[to - 1] ?? 0);
+}
+
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
 /**
- * Segments that assemble `bytes`, given the segments `previous` that assemble `old`. Both are cut
- * into tokens after each comma and bracket (a JSON document's members and elements); each token of `bytes`
- * is taken from `old` where `old` has it (following on from the last token taken when it can, so
- * unchanged runs stay one range), else it is new bytes. A name's history changes with each block
- * in one number an entry (`expires_in`): its delta is that number an entry, the rest ranges.
+ * Segments that assemble `bytes`, given the segments `previous` that assemble `old`. Their
+ * common prefix and suffix are ranges; what lies between is cut into tokens after each comma and
+ * bracket (a JSON document's members and elements), and each token of `bytes` there is taken from
+ * `old` where `old` has it (following on from the last token taken when it can, so unchanged runs
+ * stay one range), else it is new bytes. A name variant changes with each block in one number
+ * (`expires_in`), its history in one number an entry: its delta is those numbers, the rest ranges.
  */
-export function deltaSegments(previous: readonly RecipeSegment[], old: Uint8Array, bytes: Uint8Array): RecipeSegment[] {
+export function deltaSegments(previous: readonly RecipeSegment[], oldBytes: Uint8Array, newBytes: Uint8Array): RecipeSegment[] {
+  const old = asBuffer(oldBytes);
+  const bytes = asBuffer(newBytes);
+  const max = Math.min(old.length, bytes.length);
+  let prefix = 0;
+  while (prefix < max && old[prefix] === bytes[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < max - prefix && old[old.length - 1 - suffix] === bytes[bytes.length - 1 - suffix]) suffix++;
+  const oldEnd = old.length - suffix;
+  const end = bytes.length - suffix;
+
   const where = new Map<string, number[]>();
-  let from = 0;
-  for (const end of tokenEnds(old)) {
-    const key = Buffer.from(old.buffer, old.byteOffset + from, end - from).toString('latin1');
+  let from = prefix;
+  for (const e of prefix < oldEnd ? tokenEnds(old, prefix, oldEnd) : []) {
+    const key = tokenKey(old, from, e);
     const at = where.get(key);
     if (at) at.push(from);
     else where.set(key, [from]);
-    from = end;
+    from = e;
   }
   const clipper = new SegmentClipper(previous);
-  const out: RecipeSegment[] = [];
+  const out: RecipeSegment[] = clipper.clip(0, prefix);
   let run: [number, number] | undefined; // [start, end) in old of the run being taken
-  let fresh = 0; // start in bytes of the new bytes not yet emitted
+  let fresh = prefix; // where in bytes the new bytes not yet emitted start
   const flush = (upTo: number) => {
     if (run) out.push(...clipper.clip(run[0], run[1]));
     else if (upTo > fresh) out.push({ type: 'literal', bytes: bytes.subarray(fresh, upTo) });
     run = undefined;
     fresh = upTo;
   };
-  from = 0;
-  for (const end of tokenEnds(bytes)) {
-    const len = end - from;
-    const token = bytes.subarray(from, end);
-    if (run && run[1] + len <= old.length && Buffer.compare(token, old.subarray(run[1], run[1] + len)) === 0) run[1] += len;
+  const equal = (at: number, from: number, len: number) => at + len <= oldEnd && old.compare(bytes, from, from + len, at, at + len) === 0;
+  from = prefix;
+  for (const e of prefix < end ? tokenEnds(bytes, prefix, end) : []) {
+    const len = e - from;
+    if (run && equal(run[1], from, len)) run[1] += len;
     else {
-      const at = where.get(Buffer.from(token.buffer, token.byteOffset, len).toString('latin1'));
-      const next = at && (at.find((a) => a >= (run?.[1] ?? 0)) ?? at[0]!);
+      const next = where.get(tokenKey(bytes, from, e))?.find((a) => a >= (run?.[1] ?? 0) && equal(a, from, len)) ?? where.get(tokenKey(bytes, from, e))?.find((a) => equal(a, from, len));
       if (next !== undefined) {
         flush(from);
         run = [next, next + len];
       } else if (run) flush(from);
     }
-    from = end;
-    if (run) fresh = end;
+    from = e;
+    if (run) fresh = e;
   }
-  flush(bytes.length);
+  flush(end);
+  out.push(...clipper.clip(oldEnd, old.length));
   return joinSegments(out);
 }
 
