@@ -75,6 +75,15 @@ describe('delta segments', () => {
     expect(literalBytes(segs2)).toBeLessThan(4 * 20 + entry(50, 35950).length + 2);
   });
 
+  it('a document of many equal tokens: edits in its middle assemble, the rest taken from the old answer', () => {
+    const old = Buffer.from(`[${'1,'.repeat(20_000)}2]`);
+    for (const bytes of [Buffer.from(`[${'1,'.repeat(9_000)}3,${'1,'.repeat(11_000)}2]`), Buffer.from(`[${'1,'.repeat(9_000)}${'1,'.repeat(11_000)}2,4]`), Buffer.from(`[${'1,'.repeat(5_000)}5,${'1,'.repeat(15_000)}2]`)]) {
+      const segs = deltaSegments([{ type: 'range', blob: OLD, start: 0, length: old.length }], old, bytes);
+      expect(assembled(segs, old).equals(bytes)).toBe(true);
+      expect(literalBytes(segs)).toBeLessThanOrEqual(4);
+    }
+  });
+
   it('a range segment clipped keeps its blob and moves its start', () => {
     const blob = { part: 3, offset: 100, stored: 50, encoding: 1, crc: 9 } as const;
     const segs: RecipeSegment[] = [{ type: 'literal', bytes: Buffer.from('abc') }, { type: 'range', blob, start: 10, length: 20 }, { type: 'literal', bytes: Buffer.from('xyz') }];

@@ -93,6 +93,27 @@ function tokenKey(b: Buffer, from: number, to: number): string {
   return String.fromCharCode(n & 0xffff, n >>> 16, b[from] ?? 0, b[from + 1] ?? 0, b[from + 2] ?? 0, b[to - 3] ?? 0, b[to - 2] ?? 0, b[to - 1] ?? 0);
 }
 
+/** Candidates a token is looked for among (the same key) on each side of where the last run ended: bounds a document of many equal tokens. */
+const CANDIDATES = 8;
+
+/**
+ * Of `at` (ascending places of one key in the old answer), the first at or after `after` that
+ * `holds`, else the first before it that does, looking at no more than {@link CANDIDATES} on each side.
+ */
+function takeFrom(at: readonly number[] | undefined, after: number, holds: (a: number) => boolean): number | undefined {
+  if (!at) return undefined;
+  let lo = 0;
+  let hi = at.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (at[mid]! < after) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < Math.min(at.length, lo + CANDIDATES); i++) if (holds(at[i]!)) return at[i];
+  for (let i = 0; i < Math.min(lo, CANDIDATES); i++) if (holds(at[i]!)) return at[i];
+  return undefined;
+}
+
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /**
@@ -139,7 +160,7 @@ export function deltaSegments(previous: readonly RecipeSegment[], oldBytes: Uint
     const len = e - from;
     if (run && equal(run[1], from, len)) run[1] += len;
     else {
-      const next = where.get(tokenKey(bytes, from, e))?.find((a) => a >= (run?.[1] ?? 0) && equal(a, from, len)) ?? where.get(tokenKey(bytes, from, e))?.find((a) => equal(a, from, len));
+      const next = takeFrom(where.get(tokenKey(bytes, from, e)), run?.[1] ?? 0, (a) => equal(a, from, len));
       if (next !== undefined) {
         flush(from);
         run = [next, next + len];
