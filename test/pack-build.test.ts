@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
 import { PackReader } from '../src/pack/reader.js';
 import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
-import { REPACK_GROWTH } from '../src/site/build/pack.js';
+import { REPACK_GROWTH, REPACK_PARTS, repacks } from '../src/site/build/pack.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import { scenario } from './support/chains.js';
@@ -113,6 +113,14 @@ describe('build --format pack: the demo chain', () => {
     await expectOnlyReferenced(inc, gen2);
   }, 240_000);
 
+  it('is written whole again past REPACK_PARTS parts however small they are, or past REPACK_GROWTH times its size when last written whole', () => {
+    const parts = (n: number, size: number) => Array.from({ length: n }, () => ({ size }));
+    expect(repacks(parts(REPACK_PARTS, 1), 1e9)).toBe(false);
+    expect(repacks(parts(REPACK_PARTS + 1, 1), 1e9)).toBe(true);
+    expect(repacks(parts(2, 100), 100)).toBe(false);
+    expect(repacks([...parts(1, 100), ...parts(1, 101)], 100)).toBe(true);
+  });
+
   it('re-run block by block, is written whole again once its parts have grown past REPACK_GROWTH times their size when last written whole: it stays within a few times a fresh pack, and answers like one', async () => {
     const out = tmp('demo-regrow');
     const partBytes = async () => (await packFiles(out)).parts.reduce((n, f) => n + statSync(join(out, f)).size, 0);
@@ -121,11 +129,12 @@ describe('build --format pack: the demo chain', () => {
     let previous: { index: string; parts: string[] } | undefined;
     for (let h = 100; h <= 124; h += 2) {
       const before = h === 100 ? 0 : await partBytes();
+      const partsBefore = h === 100 ? 0 : (await packFiles(out)).parts.length;
       const r = await demo(out, { format: 'pack', height: h });
       const now = await partBytes();
       expect(r.pack!.partBytes, `height ${h}`).toBe(now);
       // The rule, checked on the sizes of the files: whole when the parts were past twice their size when last written whole.
-      expect(r.pack!.whole, `height ${h}: ${before} bytes of parts, ${wholeAt} when last written whole`).toBe(h === 100 || before > REPACK_GROWTH * wholeAt);
+      expect(r.pack!.whole, `height ${h}: ${before} bytes of parts, ${wholeAt} when last written whole`).toBe(h === 100 || before > REPACK_GROWTH * wholeAt || partsBefore > REPACK_PARTS);
       if (r.pack!.whole) {
         wholeAt = now;
         if (h > 100) {

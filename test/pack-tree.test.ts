@@ -368,7 +368,7 @@ describe('the manifest of a packed tree', () => {
   /** 32-bit FNV-1a, as the chunks are cut by (docs/pack-format.md). */
   const fnv = (b: Buffer) => b.reduce((h, c) => Math.imul(h ^ c, 0x01000193) >>> 0, 0x811c9dc5);
 
-  it('is cut into chunks after the lines whose path hashes to 0 modulo 256, read in blocks', () => {
+  it('is cut into chunks after the lines whose path hashes to 0 modulo 64, read in blocks', () => {
     const tree = smallTree('chunks', files);
     const want = readFileSync(join(tree, MANIFEST_PATH));
     const it = manifestChunks(join(tree, MANIFEST_PATH));

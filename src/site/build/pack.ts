@@ -89,6 +89,18 @@ interface PackRecord {
  */
 export const REPACK_GROWTH = 2;
 
+/**
+ * A pack whose index lists more parts than this is written whole again too, however little they
+ * hold (runs that each change a few documents): the files in its directory stay a constant, and
+ * the part table stays within what a reader's first read of the index can hold for most packs.
+ */
+export const REPACK_PARTS = 256;
+
+/** Whether a run writes the pack whole again, given the parts its current index lists and their size when it was last written whole. */
+export function repacks(parts: readonly { size: number }[], wholeBytes: number): boolean {
+  return parts.reduce((n, p) => n + p.size, 0) > REPACK_GROWTH * wholeBytes || parts.length > REPACK_PARTS;
+}
+
 /** The total size of the parts `index` (in `dir`) lists; undefined when it does not read as an index. */
 function partBytesOf(dir: string, index: string): number | undefined {
   return indexPartTable(join(dir, index))?.reduce((n, p) => n + p.size, 0);
@@ -241,9 +253,10 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const changed = sealed.changed;
   const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
   // The size the pack had when last written whole: the record's when it describes this pack, else the pack as it is now.
-  const before = previous !== undefined ? partBytesOf(pack.packDir, previous) : undefined;
+  const parts = previous !== undefined ? indexPartTable(join(pack.packDir, previous)) : undefined;
+  const before = parts?.reduce((n, p) => n + p.size, 0);
   const wholeBytes = record?.index === previous && record?.wholeBytes !== undefined ? record.wholeBytes : before;
-  const whole = previous === undefined || shard || (before !== undefined && wholeBytes !== undefined && before > REPACK_GROWTH * wholeBytes);
+  const whole = previous === undefined || shard || (parts !== undefined && wholeBytes !== undefined && repacks(parts, wholeBytes));
   const tree = publishedDir(pack.treeDir)!;
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
     append: !whole, // a shard is packed afresh: the same tree always gives the same bytes
