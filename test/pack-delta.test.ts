@@ -2,6 +2,8 @@
 // segment arithmetic against plain concatenation, then through packFromTree and the reader over
 // three generations (a delta of a delta), every answer against the tree's file.
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Kind, type RecipeSegment } from '../src/contract/pack-format.js';
 import { clipSegments, deltaSegments } from '../src/pack/delta.js';
@@ -146,5 +148,30 @@ describe('appended documents as deltas', () => {
       }
     }
     expect(parts).toBe(3);
+  });
+
+  it('a previous answer that does not read back (a damaged blob) leaves its document stored, the others deltas', async () => {
+    const pack = dir('damaged');
+    const gen = [files(100), files(99)];
+    writeListedTree(dir('damaged-tree0'), gen[0]!);
+    await packFromTree(dir('damaged-tree0'), pack);
+    const r0 = await PackReader.open(pack);
+    const n0 = (await r0.lookup('name/n0.json'))!;
+    const partFile = join(pack, r0.parts[n0.part]!.name);
+    await r0.close();
+    const bytes = readFileSync(partFile);
+    bytes[n0.offset + 10]! ^= 0xff;
+    writeFileSync(partFile, bytes);
+
+    writeListedTree(dir('damaged-tree1'), gen[1]!);
+    const s = await packFromTree(dir('damaged-tree1'), pack, { changed: new Set(Object.keys(gen[1]!)) });
+    expect(s.deltas).toBe(5);
+    const r = await PackReader.open(pack);
+    try {
+      expect((await r.lookup('name/n0.json'))!.kind).toBe(Kind.STORED);
+      for (const [p, text] of Object.entries(gen[1]!)) expect(Buffer.from(await answerBytes((await r.get(p))!)).toString(), p).toBe(text);
+    } finally {
+      await r.close();
+    }
   });
 });

@@ -415,6 +415,25 @@ describe('the manifest of a packed tree', () => {
     } finally {
       await reader.close();
     }
+
+    // A previous chunk that does not read back (damaged in its part): every chunk is stored again.
+    const r2 = await PackReader.open(packDir);
+    const first = (await r2.recipe(MANIFEST_PATH, (await r2.lookup(MANIFEST_PATH))!))[0]!;
+    await r2.close();
+    if (first.type !== 'range') throw new Error('a manifest chunk is a range');
+    const partFile = join(packDir, s2.parts[first.blob.part]!.name);
+    const bytes = readFileSync(partFile);
+    bytes[first.blob.offset + 5]! ^= 0xff;
+    writeFileSync(partFile, bytes);
+    const tree3 = smallTree('tree3', { ...files, [changed]: '{"name":"n1500","value":"again"}' });
+    const s3 = await packFromTree(tree3, packDir, { withManifest: true, changed: new Set([changed]) });
+    expect(s3.manifestChunksKept).toBe(0);
+    const r3 = await PackReader.open(packDir);
+    try {
+      expect(Buffer.from(await answerBytes((await r3.get(MANIFEST_PATH))!)).equals(readFileSync(join(tree3, MANIFEST_PATH)))).toBe(true);
+    } finally {
+      await r3.close();
+    }
   });
 
   it('a line not in the format is named by file, line and offset', async () => {

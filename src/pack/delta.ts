@@ -176,17 +176,24 @@ export function deltaSegments(previous: readonly RecipeSegment[], oldBytes: Uint
 
 /**
  * The recipe of `bytes`, the new answer of `path`, over its answer in `base`, when that answer is
- * a stored document or a recipe of at most {@link DELTA_MAX_BYTES} and the recipe is at most
- * {@link DELTA_SAVES} of `storedBytes` (what the document would take stored); else undefined.
+ * a stored document or a recipe of at most {@link DELTA_MAX_BYTES}, reads back whole (a damaged
+ * one is not used) and the recipe is at most {@link DELTA_SAVES} of `storedBytes` (what the
+ * document would take stored); else undefined.
  */
 export async function deltaOf(base: PackReader, path: string, bytes: Uint8Array, storedBytes: number): Promise<RecipeSegment[] | undefined> {
   const rec = await base.lookup(path);
   if (!rec || rec.size > DELTA_MAX_BYTES || rec.kind === Kind.HEX) return undefined;
-  const previous: RecipeSegment[] =
-    rec.kind === Kind.RECIPE ? await base.recipe(path, rec) : [{ type: 'range', blob: { part: rec.part, offset: rec.offset, stored: rec.stored, encoding: rec.encoding, crc: rec.crc }, start: 0, length: rec.size }];
-  const pieces: Uint8Array[] = [];
-  for await (const piece of base.assemble(previous, path)) pieces.push(piece);
-  const old = Buffer.concat(pieces);
+  let previous: RecipeSegment[];
+  let old: Buffer;
+  try {
+    previous = rec.kind === Kind.RECIPE ? await base.recipe(path, rec) : [{ type: 'range', blob: { part: rec.part, offset: rec.offset, stored: rec.stored, encoding: rec.encoding, crc: rec.crc }, start: 0, length: rec.size }];
+    const pieces: Uint8Array[] = [];
+    for await (const piece of base.assemble(previous, path)) pieces.push(piece);
+    old = Buffer.concat(pieces);
+  } catch {
+    return undefined; // a previous answer that cannot be read (damaged): the document is stored, naming none of it
+  }
+  if (old.length !== rec.size) return undefined;
   const segments = deltaSegments(previous, old, bytes);
   return encodeRecipe(segments).length <= storedBytes * DELTA_SAVES ? segments : undefined;
 }
