@@ -19,7 +19,7 @@ import type { PackWriter } from './writer.js';
 
 /**
  * Lines a chunk holds on average (a power of 2): about 8.5 KB of a real chain's manifest. A block
- * changes lines all over it (its txs' and addresses' files), about one chunk in eight at 64 lines
+ * changes lines all over it (its txs' and addresses' files), about one chunk in six to eight at 64 lines
  * a chunk on the 200k-tx real-profile chain, one in three at 256.
  */
 export const MANIFEST_CHUNK_LINES = 64;
