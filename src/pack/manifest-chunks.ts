@@ -8,7 +8,7 @@
  * chunks are read from the pack appended to, and hashed). The manifest is read in 1 MiB blocks,
  * never whole: a mainnet manifest is gigabytes.
  */
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -121,10 +121,11 @@ export async function storeManifest(writer: PackWriter, path: string, gzipLevel:
   let next = it.next();
   for (; !next.done; next = it.next()) {
     const chunk = next.value;
-    const sha256 = hash('sha256', chunk, 'hex');
+    const d = createHash('sha256').update(chunk).digest();
+    const sha256 = d.toString('hex');
     const old = previous.get(firstPath(chunk));
     const at = chunks++;
-    if (old && old.segment.length === chunk.length && old.digest === Buffer.from(sha256.slice(0, 32), 'hex').toString('latin1')) {
+    if (old && old.segment.length === chunk.length && old.digest === d.toString('latin1', 0, 16)) {
       segments[at] = old.segment;
       kept++;
       continue;
