@@ -9,7 +9,9 @@
  * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
  * - a tx's `.bin` and `.hex` are a slice of its block's `.bin` blob (found by parsing the block);
  * - address and block documents are recipes over the blobs of the tx documents they embed (an
- *   address document the build just wrote from the hint it kept then, unread: hints.ts).
+ *   address document the build just wrote from the hint it kept then, unread: hints.ts);
+ * - appending, another changed document is a recipe over its previous answer (delta.ts), and the
+ *   `_manifest.json` stored (withManifest) keeps the previous one's unchanged chunks (manifest-chunks.ts).
  * The manifest is read twice: first everything but address and block documents (a block's `.bin`
  * comes before its txs' files in path order, and its txs' documents are written as the block is
  * read, so a block's and an address's txs lie near each other in the part), then those documents.

@@ -12,10 +12,11 @@
  * the current pack was made from: when it is the tree this build started from, the paths the
  * build did not change are kept from the pack without reading them.
  *
- * Appending never reclaims the bytes of answers that changed (a hub address's recipe, a name's
- * documents: rewritten each block), so the record also keeps the size of the parts when the pack
- * was last written whole; once its parts have grown past REPACK_GROWTH times that, the build
- * writes the pack whole again, into new parts, and the old ones go with the usual clean-up.
+ * Appending never reclaims the bytes of answers that changed (a hub address's recipe, rewritten
+ * each block; a name document's delta), so the record also keeps the size of the parts when the
+ * pack was last written whole; once its parts have grown past REPACK_GROWTH times that, or number
+ * more than REPACK_PARTS, the build writes the pack whole again, into new parts, and the old ones
+ * go with the usual clean-up.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -59,7 +60,7 @@ export interface PackReport {
   /** Changed documents appended as recipes over their previous answers (delta.ts), and the manifest's chunks kept from the previous pack. */
   deltas: number;
   manifestChunksKept: number;
-  /** The pack was written whole (a first pack, or one that had grown past REPACK_GROWTH: nothing kept from the previous one). */
+  /** The pack was written whole (a first pack, or one past REPACK_GROWTH or REPACK_PARTS: nothing kept from the previous one). */
   whole: boolean;
   /** The size of all the parts the new index lists. */
   partBytes: number;
@@ -92,7 +93,7 @@ export const REPACK_GROWTH = 2;
 /**
  * A pack whose index lists more parts than this is written whole again too, however little they
  * hold (runs that each change a few documents): the files in its directory stay a constant, and
- * the part table stays within what a reader's first read of the index can hold for most packs.
+ * so does the index's part table (a few KiB; up to about 200 parts it is within a reader's first read).
  */
 export const REPACK_PARTS = 256;
 
