@@ -436,6 +436,16 @@ describe('the manifest of a packed tree', () => {
     }
   });
 
+  it("is checked against the sha256 its build wrote it with: another fails naming the manifest, no pack left", async () => {
+    const tree = smallTree('other-sha', files);
+    const packDir = dir('other-sha-pack');
+    const sha = createHash('sha256').update(readFileSync(join(tree, MANIFEST_PATH))).digest('hex');
+    await expect(packFromTree(tree, packDir, { withManifest: true, manifestSha256: sha.replace(/^./, (c) => (c === '0' ? '1' : '0')) })).rejects.toThrow(`${join(tree, MANIFEST_PATH)} changed while the tree was packed`);
+    expect(readdirSync(packDir)).toEqual([]);
+    await packFromTree(tree, packDir, { withManifest: true, manifestSha256: sha });
+    expect(readdirSync(packDir)).toContain(PACK_POINTER);
+  });
+
   it('a line not in the format is named by file, line and offset', async () => {
     const tree = smallTree('bad', files, (text) => text.replace(/^([0-9a-f]{64}) (\d+) (name\/n0002\.json)$/m, '$1 +$2 $3'));
     const manifestPath = join(tree, MANIFEST_PATH);

@@ -170,6 +170,12 @@ export interface BlobRef {
   crc: number;
 }
 
+/** A record's blob fields alone (a record also holds its key, kind and size). */
+export const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset, stored: b.stored, encoding: b.encoding, crc: b.crc });
+
+/** Whether `a` and `b` are the same stored blob (its place and length: parts are never rewritten). */
+export const sameBlob = (a: BlobRef, b: BlobRef): boolean => a.part === b.part && a.offset === b.offset && a.stored === b.stored;
+
 export interface PackRecord extends BlobRef {
   key: Uint8Array;
   kind: Kind;

@@ -26,6 +26,7 @@ import {
   hexBytes,
   packKey,
   slotOf,
+  sameBlob,
   slotSize,
   type BlobRef,
   type PackHeader,
@@ -256,7 +257,7 @@ export class PackCore {
       const what = `segment ${i} of the recipe of ${path}`;
       const b = s.blob;
       let bytes: Uint8Array;
-      if (last && last.blob.part === b.part && last.blob.offset === b.offset && last.blob.stored === b.stored && last.blob.encoding === b.encoding && last.blob.crc === b.crc) bytes = last.bytes;
+      if (last && sameBlob(last.blob, b) && last.blob.encoding === b.encoding && last.blob.crc === b.crc) bytes = last.bytes;
       else {
         const name = this.partOf(b, what);
         if (!group || group.part !== b.part || b.offset < group.from || b.offset + b.stored > group.from + group.bytes.length) {

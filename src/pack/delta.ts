@@ -10,7 +10,7 @@
  * Range segments thus always name stored blobs (never a recipe), so a delta of a delta costs a
  * reader what the first did, and the segment count stays about three however many runs append.
  */
-import { encodeRecipe, Kind, type BlobRef, type RecipeSegment } from '../contract/pack-format.js';
+import { blobOf, encodeRecipe, Kind, sameBlob, type RecipeSegment } from '../contract/pack-format.js';
 import type { PackReader } from './reader.js';
 
 /** Previous answers larger than this are not read to be compared (a hub address's is megabytes). */
@@ -57,8 +57,6 @@ class SegmentClipper {
     return out;
   }
 }
-
-const sameBlob = (a: BlobRef, b: BlobRef): boolean => a.part === b.part && a.offset === b.offset && a.stored === b.stored;
 
 /** `segments` with empty ones dropped, adjacent literals joined and adjacent ranges of one blob that meet joined. */
 export function joinSegments(segments: readonly RecipeSegment[]): RecipeSegment[] {
@@ -186,7 +184,7 @@ export async function deltaOf(base: PackReader, path: string, bytes: Uint8Array,
   let previous: RecipeSegment[];
   let old: Buffer;
   try {
-    previous = rec.kind === Kind.RECIPE ? await base.recipe(path, rec) : [{ type: 'range', blob: { part: rec.part, offset: rec.offset, stored: rec.stored, encoding: rec.encoding, crc: rec.crc }, start: 0, length: rec.size }];
+    previous = rec.kind === Kind.RECIPE ? await base.recipe(path, rec) : [{ type: 'range', blob: blobOf(rec), start: 0, length: rec.size }];
     const pieces: Uint8Array[] = [];
     for await (const piece of base.assemble(previous, path)) pieces.push(piece);
     old = Buffer.concat(pieces);

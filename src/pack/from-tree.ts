@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
-import { Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
+import { blobOf, Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { deltaOf } from './delta.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
@@ -47,6 +47,11 @@ export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'
   changed?: ReadonlySet<string>;
   /** Store the tree's `_manifest.json` too, as an entry of the same path (what verify reads). */
   withManifest?: boolean;
+  /**
+   * The sha256 of that manifest as its build wrote it: the bytes stored must have it (else the
+   * file is hashed again once stored, and must not have changed meanwhile).
+   */
+  manifestSha256?: string;
   /** Called every 4096 files with the count so far. */
   onProgress?: (files: number) => void;
   /**
@@ -96,9 +101,6 @@ function docMarks(bytes: Buffer, sha: string): Pick<TxDocBlob, 'size' | 'sha' | 
   const prefix = placementPrefix(bytes);
   return { size: bytes.length, sha: shaKey(sha), crc: zcrc32(bytes), prefix, prefixCrc: prefix ? zcrc32(bytes.subarray(0, prefix)) : 0 };
 }
-
-/** A record's blob fields alone (a record also holds its key). */
-const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset, stored: b.stored, encoding: b.encoding, crc: b.crc });
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
@@ -337,7 +339,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       const { sha256, chunks, kept } = await storeManifest(writer, manifestPath, gzipLevel, await previous);
       n.manifestChunks = chunks;
       n.manifestChunksKept = kept;
-      if (manifestHash(manifestPath) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
+      if ((opts.manifestSha256 ?? manifestHash(manifestPath)) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);
     }
     // One entry a manifest line (and the manifest): a base pack kept whole that was not made from
     // the tree `changed` is relative to shows here, before the new index is written.

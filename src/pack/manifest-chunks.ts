@@ -87,7 +87,9 @@ interface OldChunk {
   digest: string;
 }
 
-const digestOf = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest().toString('latin1', 0, 16);
+const sha256Of = (bytes: Uint8Array): Buffer => createHash('sha256').update(bytes).digest();
+/** An OldChunk's digest of a sha256. */
+const digestOf = (sha256: Buffer): string => sha256.toString('latin1', 0, 16);
 
 /** The previous manifest's chunks in `base` by first path (none when it is stored whole, by an older version or a merge). */
 export async function previousChunks(base: PackReader): Promise<Map<string, OldChunk>> {
@@ -98,7 +100,7 @@ export async function previousChunks(base: PackReader): Promise<Map<string, OldC
   const chunks = (await base.recipe(MANIFEST_PATH, rec)).filter((s): s is OldChunk['segment'] => s.type === 'range' && s.start === 0 && s.length > 0);
   let i = 0;
   for await (const bytes of base.assemble(chunks, MANIFEST_PATH)) {
-    out.set(firstPath(bytes), { segment: chunks[i++]!, digest: digestOf(bytes) });
+    out.set(firstPath(bytes), { segment: chunks[i++]!, digest: digestOf(sha256Of(bytes)) });
   }
   return out;
 }
@@ -121,11 +123,11 @@ export async function storeManifest(writer: PackWriter, path: string, gzipLevel:
   let next = it.next();
   for (; !next.done; next = it.next()) {
     const chunk = next.value;
-    const d = createHash('sha256').update(chunk).digest();
+    const d = sha256Of(chunk);
     const sha256 = d.toString('hex');
     const old = previous.get(firstPath(chunk));
     const at = chunks++;
-    if (old && old.segment.length === chunk.length && old.digest === d.toString('latin1', 0, 16)) {
+    if (old && old.segment.length === chunk.length && old.digest === digestOf(d)) {
       segments[at] = old.segment;
       kept++;
       continue;

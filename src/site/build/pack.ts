@@ -97,14 +97,17 @@ export const REPACK_GROWTH = 2;
  */
 export const REPACK_PARTS = 256;
 
+const sizeOf = (parts: readonly { size: number }[]): number => parts.reduce((n, p) => n + p.size, 0);
+
 /** Whether a run writes the pack whole again, given the parts its current index lists and their size when it was last written whole. */
 export function repacks(parts: readonly { size: number }[], wholeBytes: number): boolean {
-  return parts.reduce((n, p) => n + p.size, 0) > REPACK_GROWTH * wholeBytes || parts.length > REPACK_PARTS;
+  return sizeOf(parts) > REPACK_GROWTH * wholeBytes || parts.length > REPACK_PARTS;
 }
 
 /** The total size of the parts `index` (in `dir`) lists; undefined when it does not read as an index. */
 function partBytesOf(dir: string, index: string): number | undefined {
-  return indexPartTable(join(dir, index))?.reduce((n, p) => n + p.size, 0);
+  const parts = indexPartTable(join(dir, index));
+  return parts && sizeOf(parts);
 }
 
 const treeHint = (out: string) => `refusing to build a pack into ${out}: it holds a snapshot tree (${MANIFEST_PATH}); build it with --format tree, or choose another --out`;
@@ -255,13 +258,14 @@ export async function packPhase(pack: PackTargets, sealed: Sealed, treeBefore: s
   const carry = changed !== undefined && previous !== undefined && record?.index === previous && record.tree === treeBefore;
   // The size the pack had when last written whole: the record's when it describes this pack, else the pack as it is now.
   const parts = previous !== undefined ? indexPartTable(join(pack.packDir, previous)) : undefined;
-  const before = parts?.reduce((n, p) => n + p.size, 0);
+  const before = parts && sizeOf(parts);
   const wholeBytes = record?.index === previous && record?.wholeBytes !== undefined ? record.wholeBytes : before;
   const whole = previous === undefined || shard || (parts !== undefined && wholeBytes !== undefined && repacks(parts, wholeBytes));
   const tree = publishedDir(pack.treeDir)!;
   const summary: FromTreeSummary = await packFromTree(tree, pack.packDir, {
     append: !whole, // a shard is packed afresh: the same tree always gives the same bytes
     withManifest: true,
+    manifestSha256: sealed.manifest.sha256,
     changed: carry ? changed : undefined,
     rebase: whole && carry, // written whole again: the unchanged documents' recipes come from the pack it replaces
     hints: sealed.recipeHints,
