@@ -3,7 +3,7 @@
 // most 2 range reads per lookup once the root is read; absent paths are absent; a damaged byte
 // is named by file and offset. Trees: the demo chain and Bitcoin mainnet 0–599 (../shared).
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, type FromTreeSummary } from '../src/pack/from-tree.js';
 import { MANIFEST_CHUNK_LINES, manifestChunks } from '../src/pack/manifest-chunks.js';
-import { answerBytes, PackCorruptError, PackReader } from '../src/pack/reader.js';
+import { answerBytes, DirSource, PackCorruptError, PackReader } from '../src/pack/reader.js';
 import { buildSnapshot } from '../src/site/build.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
@@ -189,6 +189,34 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
             `${r.recipeAnswers} recipe answers: reads min ${sorted[0]} / median ${sorted[sorted.length >> 1]} / p90 ${sorted[Math.floor(sorted.length * 0.9)]} / max ${sorted.at(-1)}, ` +
             `${total} in all against ${r.uncoalesced} uncoalesced`,
         );
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it('read with blocking reads (syncReads): the same answers with the same range reads; a missing part is named', async () => {
+      const sync = await PackReader.open(packDir, { slotCache: 0, syncReads: true });
+      const plain = await PackReader.open(packDir, { slotCache: 0 });
+      try {
+        expect([(sync.source as DirSource).sync, (plain.source as DirSource).sync]).toEqual([true, false]);
+        const a = await expectEveryFile(sync, tree, lines);
+        const b = await expectEveryFile(plain, tree, lines);
+        expect(a).toEqual(b);
+        expect(sync.reads).toBe(plain.reads);
+        expect(sync.bytesRead).toBe(plain.bytesRead);
+        expect(await sync.verify()).toEqual([]);
+      } finally {
+        await sync.close();
+        await plain.close();
+      }
+      const gone = dir('part-gone');
+      cpSync(packDir, gone, { recursive: true });
+      const reader = await PackReader.open(gone, { syncReads: true });
+      try {
+        const part = reader.parts[0]!.name;
+        rmSync(join(gone, part));
+        const target = lines.find((l) => l.path.startsWith('tx/'))!.path;
+        await expect(reader.get(target)).rejects.toThrow(join(gone, part));
       } finally {
         await reader.close();
       }

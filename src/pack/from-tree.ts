@@ -113,9 +113,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const append = opts.append ?? existsSync(join(packDir, PACK_POINTER));
   // Paths come in path order, their keys in random order: a base slot cache of 2048 slots (about
   // 24 KiB each) keeps every slot of a pack of up to 1M entries after its first read.
-  const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }) : undefined;
+  const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE, syncReads: true }) : undefined;
   const changed = base ? opts.changed : undefined;
-  const rebase = !append && opts.rebase && opts.changed && existsSync(join(packDir, PACK_POINTER)) ? new RecipeRebase(await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE }), opts.changed) : undefined;
+  const rebase = !append && opts.rebase && opts.changed && existsSync(join(packDir, PACK_POINTER)) ? new RecipeRebase(await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE, syncReads: true }), opts.changed) : undefined;
   const writer = new PackWriter(packDir, {
     ...opts,
     base: base && { parts: base.parts, generation: base.header.generation },

@@ -16,6 +16,8 @@ export { PackCorruptError, acceptsGzip, answerBytes, type GetOptions, type PackA
 export interface OpenOptions {
   /** Directory slots kept after use (default 64). */
   slotCache?: number;
+  /** A local directory's ranges read with blocking reads (DirSource's `sync`): for batch jobs, not servers. */
+  syncReads?: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ export class PackReader extends PackCore {
   /** Opens the pack a directory or base URL holds (the file `pack.json` names its index). */
   static async open(location: string | URL | RangeSource, opts: OpenOptions = {}): Promise<PackReader> {
     const source =
-      typeof location === 'object' && 'read' in location ? location : /^https?:\/\//i.test(String(location)) ? new HttpSource(location) : new DirSource(String(location));
+      typeof location === 'object' && 'read' in location ? location : /^https?:\/\//i.test(String(location)) ? new HttpSource(location) : new DirSource(String(location), opts.syncReads);
     try {
       const root = await readRoot(source, await readPointer(source));
       root.reads++;
