@@ -15,8 +15,8 @@ import { scenario } from './support/chains.js';
 import { chainPath, framedBlocks, readChain } from './support/helpers.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { HOSTS, NET, tempDir } from './support/memory-builds.js';
-import { PACK_POINTER } from '../src/contract/pack-format.js';
-import { dedupOf, expectPackAnswersTree, expectSameAnswers, literalBytes, manifestPaths, packDirEntries, packFiles } from './support/pack-compare.js';
+import { Kind, PACK_POINTER } from '../src/contract/pack-format.js';
+import { dedupOf, expectPackAnswersTree, expectSameAnswers, literalBytes, manifestPaths, packDirEntries, packFiles, recipeOf } from './support/pack-compare.js';
 import { describeShared } from './support/shared-data.js';
 
 const tmp = tempDir('snapshot-pack-build-');
@@ -94,6 +94,25 @@ describe('build --format pack: the demo chain', () => {
     // The name documents held at 120 changed (expires_in): appended as deltas; the manifest's unchanged chunks kept.
     expect(r2.pack!.deltas).toBeGreaterThan(0);
     expect(r2.pack!.manifestChunksKept).toBeGreaterThan(0);
+    // The changed address documents are recipes over the tx documents kept unread from the first
+    // generation (their blobs looked up as a recipe needs them), some made from their hints.
+    expect(r2.pack!.hinted).toBeGreaterThan(0);
+    const oldParts = await (async () => {
+      const reader = await PackReader.open(inc);
+      try {
+        const firstParts = new Set(reader.parts.flatMap((p, i) => (gen1.parts.includes(p.name) ? [i] : [])));
+        let over = 0;
+        for (const p of manifestPaths(join(tmp('demo-inc.state'), 'tree')).filter((q) => q.startsWith('address/'))) {
+          const rec = (await reader.lookup(p))!;
+          if (firstParts.has(rec.part) || rec.kind !== Kind.RECIPE) continue; // kept, or stored whole
+          if ((await recipeOf(reader, p)).some((x) => x.type === 'range' && firstParts.has(x.blob.part))) over++;
+        }
+        return over;
+      } finally {
+        await reader.close();
+      }
+    })();
+    expect(oldParts).toBeGreaterThan(0);
     await expectPackAnswersTree(inc, tmp('demo-tree'));
     await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));
     const gen2 = await packFiles(inc);

@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { crc32 as zcrc32, gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
-import { Kind, PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format.js';
+import { Encoding, Kind, PACK_POINTER, packKey, slotOf } from '../src/contract/pack-format.js';
 import { COALESCE_BYTES, COALESCE_GAP } from '../src/contract/pack-reader.js';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
 import { packFromTree, type FromTreeSummary } from '../src/pack/from-tree.js';
@@ -217,6 +217,27 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
         rmSync(join(gone, part));
         const target = lines.find((l) => l.path.startsWith('tx/'))!.path;
         await expect(reader.get(target)).rejects.toThrow(join(gone, part));
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it('gzipCrc: a gzip blob’s trailer gives the CRC-32 of its decoded bytes; an identity blob or another size gives none', async () => {
+      const reader = await PackReader.open(packDir);
+      try {
+        let gzip = 0;
+        for (const { path } of lines.filter((l) => l.path.startsWith('tx/') || l.path.startsWith('name/'))) {
+          const rec = (await reader.lookup(path))!;
+          const crc = await reader.gzipCrc(rec, rec.size);
+          if (rec.encoding !== Encoding.GZIP) {
+            expect(crc, path).toBeUndefined();
+            continue;
+          }
+          gzip++;
+          expect(crc, path).toBe(zcrc32(readFileSync(join(tree, path))));
+          expect(await reader.gzipCrc(rec, rec.size + 1), path).toBeUndefined();
+        }
+        expect(gzip).toBeGreaterThan(0);
       } finally {
         await reader.close();
       }

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
-import { blobOf, Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
+import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { deltaOf } from './delta.js';
 import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
@@ -29,7 +29,7 @@ import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { previousChunks, storeManifest } from './manifest-chunks.js';
-import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, type ManifestLine } from './tree-files.js';
+import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
@@ -150,7 +150,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
   const willRead = (l: ManifestLine): boolean => {
-    if (vouched(l.path) || sliceOf(l) || hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
+    if (sliceOf(l) || hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
     const tx = l.tx;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
@@ -216,6 +216,39 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return prefix ? bytes.subarray(prefix) : undefined;
   };
 
+  /**
+   * A line `changed` vouches for, dealt with as the manifest is read (an append's most lines, not
+   * yielded): its record is kept by the writer from the base index, unread. A tx document's is
+   * noted by its line, its blob looked up only when a recipe may name it (resolveDocs).
+   */
+  const passBy = (path: string, size: number, sha: () => string): boolean => {
+    if (!vouched(path)) return false;
+    count(size);
+    const tx = TX_JSON.exec(path);
+    if (tx) txs.setPending(tx[1]!, size, shaKey(sha()));
+    return true;
+  };
+
+  /**
+   * The blobs of the pending tx documents among `txids` (setPending), from the base index: a
+   * record of the size the manifest line gave is taken (the CRC-32 of its bytes: an identity
+   * blob's own, a gzip one's from its trailer, else only the line's sha256 checks spans);
+   * otherwise no recipe names that document.
+   */
+  const resolveDocs = async (txids: readonly string[]) => {
+    for (const txid of txids) {
+      const p = txs.pending(txid);
+      if (!p) continue;
+      const old = await base!.lookup(`tx/${txid}.json`);
+      if (!old || old.kind !== Kind.STORED || old.size !== p.size) {
+        txs.forget(txid);
+        continue;
+      }
+      const crc = old.encoding === Encoding.IDENTITY ? old.crc : ((await base!.gzipCrc(old, old.size)) ?? CRC_UNKNOWN);
+      txs.setDoc(txid, { blob: blobOf(old), size: old.size, sha: p.sha, crc, prefix: PREFIX_UNKNOWN, prefixCrc: 0, early: false });
+    }
+  };
+
   const count = (size: number) => {
     if (n.files % 4096 === 0) opts.onProgress?.(n.files);
     n.files++;
@@ -224,18 +257,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   const packFile = async (l: ManifestLine, ahead: Promise<FileRead> | undefined, second: boolean) => {
     const tx = l.tx;
-    if (vouched(l.path)) {
-      // Kept by the writer from the base index. A tx document's blob is looked up: recipes refer
-      // to it (one of another size is read and stored again, its record replacing the base's).
-      const old = tx?.[2] === 'json' ? await base!.lookup(l.path) : undefined;
-      if (tx?.[2] !== 'json' || (old && old.size === l.size)) {
-        count(l.size);
-        // An identity blob's CRC-32 is the document's; a gzip one's is not.
-        const crc = old && old.encoding === Encoding.IDENTITY ? old.crc : CRC_UNKNOWN;
-        if (old) txs.setDoc(tx![1]!, { blob: blobOf(old), size: old.size, sha: shaKey(l.sha), crc, prefix: PREFIX_UNKNOWN, prefixCrc: 0, early: false });
-        return;
-      }
-    }
     if (tx?.[2] === 'json') {
       const t = txs.doc(tx[1]!);
       if (t?.early) {
@@ -248,6 +269,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         }
       }
     }
+    if (second && txs.pendingCount > 0 && hints?.has(l.path)) await resolveDocs(hints.txids(l.path) ?? []);
     const hinted = second ? hints?.segments(l.path, l.size, txs) : undefined;
     const rebased = second && !hinted && rebase?.unchanged(l.path) ? await rebase.segments(l.path, l.size, txs) : undefined;
     if (hinted || rebased) {
@@ -285,6 +307,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       n.reused++;
       blob = blobOf(old2);
     } else if (second) {
+      if (txs.pendingCount > 0) await resolveDocs(headTxids(bytes));
       // Only documents kept unread (vouched for) have an unknown prefix.
       const placement = changed && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
       const segs = embeddedTxSegments(bytes, txs, placement);
@@ -325,7 +348,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   try {
     // Like slices, not where a previous answer could be kept instead (each file is compared).
     if (early && opts.hints?.length) hints = new RecipeHints(opts.hints);
-    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, (p) => EMBEDDING.test(p) === embedding), willRead, (l) => gzipAhead(l.path), withTxs);
+    const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => EMBEDDING.test(path) === embedding && !passBy(path, size, sha);
+    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, take(embedding)), willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
     txs.dropSlices();
     // The previous manifest's chunks are read from the pack appended to during the second pass

@@ -219,20 +219,11 @@ export class RecipeHints {
    * until the next call.
    */
   segments(path: string, size: number, txs: TxBlobs): RecipeSegment[] | undefined {
-    const i = this.at.get(pathKey(path)) ?? -1;
-    if (i < 0) return undefined;
-    const file = this.where[i]! % 16;
-    const offset = (this.where[i]! - file) / 16;
-    const length = this.lengths[i]!;
-    if (this.record.length < length) this.record = Buffer.allocUnsafe(Math.max(length, 2 * this.record.length));
-    const b = this.record.subarray(0, length);
-    const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
-    if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
-    const nameLength = length >= 2 ? b.readUInt16LE(0) : length;
-    if (2 + nameLength + 8 > length || b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
-    let p = 2 + nameLength;
-    if (b.readDoubleLE(p) !== size) return undefined;
-    p += 8;
+    const r = this.recordOf(path);
+    if (!r) return undefined;
+    const { b } = r;
+    let p = r.segmentsAt;
+    if (b.readDoubleLE(p - 8) !== size) return undefined;
     const segs: RecipeSegment[] = [];
     let total = 0;
     while (p < b.length) {
@@ -257,6 +248,38 @@ export class RecipeHints {
     }
     // A damaged record (segments cut short, or not the document's bytes in all) gives no recipe.
     return total === size ? segs : undefined;
+  }
+
+  /** The txids of the tx documents `path`'s hint names, in order (undefined without a hint), for their blobs to be looked up before segments(). */
+  txids(path: string): string[] | undefined {
+    const r = this.recordOf(path);
+    if (!r) return undefined;
+    const { b } = r;
+    const out: string[] = [];
+    for (let p = r.segmentsAt; p < b.length; ) {
+      if (b[p] === LITERAL && p + 5 <= b.length) p += 5 + b.readUInt32LE(p + 1);
+      else if (b[p] === TX && p + 9 + TXID_BYTES <= b.length) {
+        out.push(b.toString('hex', p + 1, p + 1 + TXID_BYTES));
+        p += 9 + TXID_BYTES;
+      } else break; // damaged: segments() gives no recipe
+    }
+    return out;
+  }
+
+  /** The hint record of `path` (read into the shared buffer) and where its segments start; undefined without one, or when it names another path. */
+  private recordOf(path: string): { b: Buffer; segmentsAt: number } | undefined {
+    const i = this.at.get(pathKey(path)) ?? -1;
+    if (i < 0) return undefined;
+    const file = this.where[i]! % 16;
+    const offset = (this.where[i]! - file) / 16;
+    const length = this.lengths[i]!;
+    if (this.record.length < length) this.record = Buffer.allocUnsafe(Math.max(length, 2 * this.record.length));
+    const b = this.record.subarray(0, length);
+    const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
+    if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
+    const nameLength = length >= 2 ? b.readUInt16LE(0) : length;
+    if (2 + nameLength + 8 > length || b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
+    return { b, segmentsAt: 2 + nameLength + 8 };
   }
 
   close(): void {

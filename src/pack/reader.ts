@@ -5,7 +5,7 @@
  */
 import { crc32 as zcrc32, gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { HEADER_SIZE, checkPartHeader } from '../contract/pack-format.js';
+import { Encoding, HEADER_SIZE, checkPartHeader, type BlobRef } from '../contract/pack-format.js';
 import { PackCore, readPointer, readRoot } from '../contract/pack-reader.js';
 import { DirSource, HttpSource, type RangeSource } from './source.js';
 
@@ -41,6 +41,21 @@ export class PackReader extends PackCore {
       await source.close();
       throw e;
     }
+  }
+
+  /**
+   * The CRC-32 of the decoded bytes of the gzip blob `b`, read from its member's trailer
+   * (RFC 1952 §2.3.1: CRC32 ‖ ISIZE, its last 8 bytes; the writer stores one member a blob), when
+   * that trailer's ISIZE is `size` modulo 2^32; else undefined. One read of 8 bytes, not checked
+   * against the blob's CRC-32: a damaged trailer gives a CRC-32 that bytes matched against it
+   * fail (a reader of the blob finds the damage).
+   */
+  async gzipCrc(b: BlobRef, size: number): Promise<number | undefined> {
+    if (b.encoding !== Encoding.GZIP || b.stored < 18) return undefined;
+    const t = await this.range(this.parts[b.part]!.name, b.offset + b.stored - 8, 8);
+    if (t.length !== 8) return undefined;
+    const v = new DataView(t.buffer, t.byteOffset, 8);
+    return v.getUint32(4, true) === size % 2 ** 32 ? v.getUint32(0, true) : undefined;
   }
 
   /**

@@ -5,6 +5,7 @@
 import { ManifestCursor } from '../contract/manifest.js';
 
 export const TX_FILE = /^tx\/([0-9a-f]{64})\.(json|bin|hex)$/;
+export const TX_JSON = /^tx\/([0-9a-f]{64})\.json$/;
 export const BLOCK_BIN = /^block\/[0-9a-f]{64}\.bin$/;
 /** The documents that embed tx documents: packed in the second pass, as recipes. */
 export const EMBEDDING = /^(?:address\/[^/]+|block\/[0-9a-f]{64})\.json$/;
@@ -34,13 +35,18 @@ export interface ManifestLine {
   tx: RegExpExecArray | null;
 }
 
-/** The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). */
-export async function* manifestLines(manifestPath: string, take: (path: string) => boolean): AsyncGenerator<ManifestLine> {
+/**
+ * The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). `take`
+ * is given each line's size and its sha256 (hex, made on demand) too: a caller can deal with a
+ * line there, at no cost of a line object or an await, and refuse it.
+ */
+export async function* manifestLines(manifestPath: string, take: (path: string, size: number, sha: () => string) => boolean): AsyncGenerator<ManifestLine> {
   const c = new ManifestCursor(manifestPath, '', -1, 1 << 20, true);
+  const sha = () => c.buf.toString('latin1', c.start, c.start + 64);
   try {
     while (!c.done) {
       const path = c.buf.toString('utf8', c.pathAt, c.end);
-      if (take(path)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path, tx: TX_FILE.exec(path) };
+      if (take(path, c.size, sha)) yield { lineNo: c.line, sha: c.buf.toString('latin1', c.start, c.start + 64), size: c.size, path, tx: TX_FILE.exec(path) };
       c.next();
     }
   } finally {

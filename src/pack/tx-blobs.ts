@@ -62,7 +62,7 @@ class DocRows {
   docCrc = new Float64Array(1024);
   prefix = new Uint32Array(1024);
   prefixCrc = new Uint32Array(1024);
-  early = new Uint8Array(1024);
+  state = new Uint8Array(1024);
   length = 0;
 
   grow(): void {
@@ -82,16 +82,23 @@ class DocRows {
     this.docCrc = more(this.docCrc);
     this.prefix = more(this.prefix);
     this.prefixCrc = more(this.prefixCrc);
-    this.early = more(this.early);
+    this.state = more(this.state);
   }
 }
+
+/** DocRows.state: the row's blob was written before its manifest line came (EARLY), or is not looked up yet (PENDING). */
+const SETTLED = 0;
+const EARLY = 1;
+const PENDING = 2;
 
 export class TxBlobs {
   private readonly docRow = new Map<number, number>();
   private readonly rows = new DocRows();
   private readonly slices = new Map<number, TxSlice>();
+  /** Rows noted with setPending and not yet resolved or forgotten. */
+  pendingCount = 0;
 
-  setDoc(txid: string, doc: TxDocBlob): void {
+  private row(txid: string): number {
     const key = keyOf(txid);
     const r = this.rows;
     let i = this.docRow.get(key);
@@ -100,6 +107,13 @@ export class TxBlobs {
       i = r.length++;
       this.docRow.set(key, i);
     }
+    return i;
+  }
+
+  setDoc(txid: string, doc: TxDocBlob): void {
+    const r = this.rows;
+    const i = this.row(txid);
+    if (r.state[i] === PENDING) this.pendingCount--;
     r.part[i] = doc.blob.part;
     r.offset[i] = doc.blob.offset;
     r.stored[i] = doc.blob.stored;
@@ -110,17 +124,48 @@ export class TxBlobs {
     r.docCrc[i] = doc.crc;
     r.prefix[i] = doc.prefix;
     r.prefixCrc[i] = doc.prefixCrc;
-    r.early[i] = doc.early ? 1 : 0;
+    r.state[i] = doc.early ? EARLY : SETTLED;
+  }
+
+  /**
+   * A document kept from a previous pack unread, known by its manifest line alone (`size`, `sha`
+   * as shaKey): its blob is looked up only when a recipe may name it (setDoc then, or forget).
+   * Until then doc() does not give it. A row already known stays as it is.
+   */
+  setPending(txid: string, size: number, sha: number): void {
+    if (this.docRow.has(keyOf(txid))) return;
+    const i = this.row(txid);
+    const r = this.rows;
+    r.size[i] = size;
+    r.sha[i] = sha;
+    r.state[i] = PENDING;
+    this.pendingCount++;
+  }
+
+  /** The manifest line's size and sha of a pending document (setPending), or undefined. */
+  pending(txid: string): { size: number; sha: number } | undefined {
+    const i = this.docRow.get(keyOf(txid));
+    return i === undefined || this.rows.state[i] !== PENDING ? undefined : { size: this.rows.size[i]!, sha: this.rows.sha[i]! };
+  }
+
+  /** A pending document whose blob is not to be used (not found as its line says): no recipe names it. */
+  forget(txid: string): void {
+    const key = keyOf(txid);
+    const i = this.docRow.get(key);
+    if (i === undefined || this.rows.state[i] !== PENDING) return;
+    this.docRow.delete(key); // its row stays unused
+    this.pendingCount--;
   }
 
   doc(txid: string): TxDocBlob | undefined {
-    const i = this.docRow.get(keyOf(txid));
+    const i = this.rowOf(txid);
     return i === undefined ? undefined : this.docAt(i);
   }
 
-  /** The row of `txid`'s document (for docAt), or undefined. */
+  /** The row of `txid`'s document (for docAt), or undefined (also while it is pending). */
   rowOf(txid: string): number | undefined {
-    return this.docRow.get(keyOf(txid));
+    const i = this.docRow.get(keyOf(txid));
+    return i === undefined || this.rows.state[i] === PENDING ? undefined : i;
   }
 
   /** The document at row `i` (rowOf's). */
@@ -133,14 +178,14 @@ export class TxBlobs {
       crc: r.docCrc[i]!,
       prefix: r.prefix[i]!,
       prefixCrc: r.prefixCrc[i]!,
-      early: r.early[i] === 1,
+      early: r.state[i] === EARLY,
     };
   }
 
   /** The document's blob was written early and its manifest line has come: it is an ordinary one now. */
   settle(txid: string): void {
-    const i = this.docRow.get(keyOf(txid));
-    if (i !== undefined) this.rows.early[i] = 0;
+    const i = this.rowOf(txid);
+    if (i !== undefined) this.rows.state[i] = SETTLED;
   }
 
   setSlice(txid: string, s: TxSlice): void {
