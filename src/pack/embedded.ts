@@ -13,7 +13,7 @@
 import { createHash, hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { RecipeSegment } from '../contract/pack-format.js';
-import { CRC_UNKNOWN, PREFIX_UNKNOWN, type TxBlobs, type TxDocBlob } from './tx-blobs.js';
+import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, type TxBlobs, type TxDocBlob } from './tx-blobs.js';
 
 const HEAD = Buffer.from('{"hash":"');
 const AFTER_TXID = Buffer.from('","ver":');
@@ -36,6 +36,12 @@ const PLACEMENT = Buffer.from(',"block":"');
 export function placementPrefix(doc: Buffer): number {
   const at = doc.lastIndexOf(PLACEMENT);
   return at > 0 && doc[doc.length - 1] === CLOSE ? at : 0;
+}
+
+/** What identifies a tx document's bytes (`sha`: their sha256, hex), for recipes over it. */
+export function docMarks(bytes: Buffer, sha: string): Pick<TxDocBlob, 'size' | 'sha' | 'crc' | 'prefix' | 'prefixCrc'> {
+  const prefix = placementPrefix(bytes);
+  return { size: bytes.length, sha: shaKey(sha), crc: crc32(bytes), prefix, prefixCrc: prefix ? crc32(bytes.subarray(0, prefix)) : 0 };
 }
 
 /** The txid of the compact tx document head at `p` (`{"hash":"<txid>","ver":`), or undefined. */

@@ -12,9 +12,10 @@
  *   address document the build just wrote from the hint it kept then, unread: hints.ts);
  * - appending, another changed document is a recipe over its previous answer (delta.ts), and the
  *   `_manifest.json` stored (withManifest) keeps the previous one's unchanged chunks (manifest-chunks.ts).
- * The manifest is read twice: first everything but address and block documents (a block's `.bin`
- * comes before its txs' files in path order, and its txs' documents are written as the block is
- * read, so a block's and an address's txs lie near each other in the part), then those documents.
+ * The manifest is read twice (once with `changed`, the second pass's few lines kept from the first):
+ * first everything but address and block documents (a block's `.bin` comes before its txs' files
+ * in path order, and its txs' documents are written as the block is read, so a block's and an
+ * address's txs lie near each other in the part), then those documents.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,14 +25,14 @@ import { manifestHash } from '../index/state.js';
 import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { deltaOf } from './delta.js';
-import { embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
+import { docMarks, embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { previousChunks, storeManifest } from './manifest-chunks.js';
 import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
-import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxDocBlob, type TxSlice } from './tx-blobs.js';
+import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxSlice } from './tx-blobs.js';
 import { GZIP_LEVEL, PackWriter, type PackSummary, type PackWriterOptions, type Prepared } from './writer.js';
 
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'> {
@@ -95,16 +96,6 @@ export interface FromTreeSummary extends PackSummary {
 }
 
 const BASE_SLOT_CACHE = 2048;
-
-/** What identifies a tx document's bytes (`sha`: their sha256, hex), for recipes over it. */
-function docMarks(bytes: Buffer, sha: string): Pick<TxDocBlob, 'size' | 'sha' | 'crc' | 'prefix' | 'prefixCrc'> {
-  const prefix = placementPrefix(bytes);
-  return { size: bytes.length, sha: shaKey(sha), crc: zcrc32(bytes), prefix, prefixCrc: prefix ? zcrc32(bytes.subarray(0, prefix)) : 0 };
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
 export async function packFromTree(treeDir: string, packDir: string, opts: FromTreeOptions = {}): Promise<FromTreeSummary> {
@@ -180,7 +171,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // Equal sizes first: a changed size costs no read of the old answer.
     if (!old || old.size !== bytes.length) return undefined;
     const answer = await base.get(path);
-    return answer && equalBytes(await answerBytes(answer), bytes) ? old : undefined;
+    return answer && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).equals(await answerBytes(answer)) ? old : undefined;
   };
 
   /**
@@ -348,14 +339,26 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   try {
     // Like slices, not where a previous answer could be kept instead (each file is compared).
     if (early && opts.hints?.length) hints = new RecipeHints(opts.hints);
-    const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => EMBEDDING.test(path) === embedding && !passBy(path, size, sha);
-    const pass = (embedding: boolean) => reader.ahead(manifestLines(manifestPath, take(embedding)), willRead, (l) => gzipAhead(l.path), withTxs);
-    for await (const [l, ahead] of pass(false)) await packFile(l, ahead, false);
+    // With `changed`, the manifest is read once: the few lines of the second pass (the changed
+    // address and block documents) are kept from the first (no more of them than `changed` holds).
+    const later: ManifestLine[] | undefined = changed ? [] : undefined;
+    const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => (later !== undefined || EMBEDDING.test(path) === embedding) && !passBy(path, size, sha);
+    async function* firstPass(): AsyncGenerator<ManifestLine> {
+      for await (const l of manifestLines(manifestPath, take(false))) {
+        if (later && EMBEDDING.test(l.path)) later.push(l);
+        else yield l;
+      }
+    }
+    async function* kept(lines: ManifestLine[]): AsyncGenerator<ManifestLine> {
+      yield* lines;
+    }
+    const pass = (lines: AsyncIterable<ManifestLine>) => reader.ahead(lines, willRead, (l) => gzipAhead(l.path), withTxs);
+    for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
     txs.dropSlices();
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
     const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
-    for await (const [l, ahead] of pass(true)) await packFile(l, ahead, true);
+    for await (const [l, ahead] of pass(later ? kept(later) : manifestLines(manifestPath, take(true)))) await packFile(l, ahead, true);
     // Their map of paths is not kept through the index's writing.
     hints?.close();
     hints = undefined;
