@@ -194,7 +194,7 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       }
     });
 
-    it('read with blocking reads (syncReads): the same answers with the same range reads; a missing part is named', async () => {
+    it('read with blocking reads (syncReads): the same answers with the same range reads; with decoded blobs kept, fewer; a missing part is named', async () => {
       const sync = await PackReader.open(packDir, { slotCache: 0, syncReads: true });
       const plain = await PackReader.open(packDir, { slotCache: 0 });
       try {
@@ -208,6 +208,21 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       } finally {
         await sync.close();
         await plain.close();
+      }
+      // Decoded blobs kept for the recipes that name them again: the same answers, fewer reads.
+      const cached = await PackReader.open(packDir, { slotCache: 0, syncReads: true, decodedCache: 1 << 24 });
+      const uncached = await PackReader.open(packDir, { slotCache: 0, syncReads: true });
+      try {
+        const recipes = lines.filter((l) => /^(address|block)\//.test(l.path));
+        const c = await expectEveryFile(cached, tree, recipes);
+        const u = await expectEveryFile(uncached, tree, recipes);
+        expect(c.recipeAnswers).toBe(u.recipeAnswers);
+        expect(c.recipeAnswers).toBeGreaterThan(0);
+        expect(cached.reads).toBeLessThan(uncached.reads);
+        expect(cached.bytesRead).toBeLessThan(uncached.bytesRead);
+      } finally {
+        await cached.close();
+        await uncached.close();
       }
       const gone = dir('part-gone');
       cpSync(packDir, gone, { recursive: true });

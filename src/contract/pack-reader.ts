@@ -44,6 +44,48 @@ export interface CoreOptions {
   crc32?: (bytes: Uint8Array) => number;
   /** Decodes one gzip member (default: DecompressionStream). */
   gunzip?: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  /**
+   * Bytes of decoded blobs that recipes' ranges name kept for other recipes, least recently used
+   * first out (default 0: only the last one). For a reader that assembles many recipes over the
+   * same tx documents (verify: each is in a few address documents, a hub's in thousands).
+   */
+  decodedCache?: number;
+}
+
+/** Whether two references name the same stored bytes, checked by the same CRC-32 (a decoded copy of one serves the other). */
+const sameStored = (a: BlobRef, b: BlobRef): boolean => sameBlob(a, b) && a.encoding === b.encoding && a.crc === b.crc;
+
+/** Decoded blobs by place, least recently used first out, within a byte bound. */
+class DecodedBlobs {
+  private readonly map = new Map<string, { blob: BlobRef; bytes: Uint8Array }>();
+  private bytes = 0;
+  constructor(private readonly max: number) {}
+
+  get(b: BlobRef): Uint8Array | undefined {
+    const key = `${b.part}:${b.offset}`;
+    const e = this.map.get(key);
+    if (!e || !sameStored(e.blob, b)) return undefined;
+    this.map.delete(key);
+    this.map.set(key, e);
+    return e.bytes;
+  }
+
+  set(b: BlobRef, bytes: Uint8Array): void {
+    if (bytes.length > this.max / 8) return;
+    // A view into a larger read (an identity blob of a group) would keep all of it: a copy is kept.
+    if (bytes.byteLength !== bytes.buffer.byteLength) bytes = bytes.slice();
+    const key = `${b.part}:${b.offset}`;
+    const old = this.map.get(key);
+    if (old) this.bytes -= old.bytes.length;
+    this.map.delete(key);
+    this.map.set(key, { blob: b, bytes });
+    this.bytes += bytes.length;
+    for (const [k, e] of this.map) {
+      if (this.bytes <= this.max) break;
+      this.map.delete(k);
+      this.bytes -= e.bytes.length;
+    }
+  }
 }
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
@@ -121,6 +163,7 @@ export class PackCore {
   private readonly slotCache: number;
   private readonly crc: (bytes: Uint8Array) => number;
   private readonly gunzipFn: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  private readonly decodedBlobs: DecodedBlobs | undefined;
 
   constructor(
     readonly source: RangeSource,
@@ -134,6 +177,7 @@ export class PackCore {
     this.slotCache = opts.slotCache ?? 64;
     this.crc = opts.crc32 ?? codecCrc32;
     this.gunzipFn = opts.gunzip ?? webGunzip;
+    this.decodedBlobs = opts.decodedCache ? new DecodedBlobs(opts.decodedCache) : undefined;
   }
 
   /** Opens the pack `source` holds (`pack.json` names its index). */
@@ -257,7 +301,8 @@ export class PackCore {
       const what = `segment ${i} of the recipe of ${path}`;
       const b = s.blob;
       let bytes: Uint8Array;
-      if (last && sameBlob(last.blob, b) && last.blob.encoding === b.encoding && last.blob.crc === b.crc) bytes = last.bytes;
+      const kept = last && sameStored(last.blob, b) ? last.bytes : this.decodedBlobs?.get(b);
+      if (kept) bytes = kept;
       else {
         const name = this.partOf(b, what);
         if (!group || group.part !== b.part || b.offset < group.from || b.offset + b.stored > group.from + group.bytes.length) {
@@ -266,8 +311,9 @@ export class PackCore {
         }
         const stored = this.checked(b, group.bytes.subarray(b.offset - group.from, b.offset - group.from + b.stored), what);
         bytes = b.encoding === Encoding.IDENTITY ? stored : await this.gunzip(stored, b, what);
-        last = { blob: b, bytes };
+        this.decodedBlobs?.set(b, bytes);
       }
+      last = { blob: b, bytes };
       if (s.start + s.length > bytes.length) {
         throw new Error(`recipe of ${path}: segment ${i} asks for bytes ${s.start}–${s.start + s.length - 1} of a blob of ${bytes.length}`);
       }

@@ -18,6 +18,8 @@ export interface OpenOptions {
   slotCache?: number;
   /** A local directory's ranges read with blocking reads (DirSource's `sync`): for batch jobs, not servers. */
   syncReads?: boolean;
+  /** Bytes of decoded blobs kept for the recipes that name them again (CoreOptions.decodedCache; default 0). */
+  decodedCache?: number;
 }
 
 /**
@@ -36,7 +38,7 @@ export class PackReader extends PackCore {
     try {
       const root = await readRoot(source, await readPointer(source));
       root.reads++;
-      return new PackReader(source, root, { slotCache: opts.slotCache, crc32: zcrc32, gunzip: (b) => new Uint8Array(gunzipSync(b)) });
+      return new PackReader(source, root, { slotCache: opts.slotCache, decodedCache: opts.decodedCache, crc32: zcrc32, gunzip: (b) => new Uint8Array(gunzipSync(b)) });
     } catch (e) {
       await source.close();
       throw e;

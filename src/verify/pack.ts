@@ -19,6 +19,8 @@ export function isPackDir(dir: string): boolean {
 }
 
 const MANIFEST_LINE = /^([0-9a-f]{64}) (\d+) (\S+)$/;
+/** Decoded blobs verify keeps for the recipes that name them again (256 MiB: most of a 200k-tx chain's tx documents). */
+const VERIFY_DECODED_CACHE = 256 << 20;
 
 /** Checks the pack in `dir`; never throws for problems in the pack (only for an unusable `dir`). */
 export async function verifyPack(dir: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
@@ -41,7 +43,9 @@ export async function verifyPack(dir: string, opts: VerifyOptions = {}): Promise
   let site: SiteInfo | undefined;
   let reader: PackReader | undefined;
   try {
-    reader = await PackReader.open(dir);
+    // Every answer is assembled in turn: blocking reads, and decoded tx documents kept for the
+    // address documents that embed them again (a hub's, thousands of them).
+    reader = await PackReader.open(dir, { syncReads: true, decodedCache: VERIFY_DECODED_CACHE });
   } catch (e) {
     fromError((e as Error).message);
   }
