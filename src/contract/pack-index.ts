@@ -233,12 +233,12 @@ export function encodeSlot(records: Uint8Array, count: number, capacity: number)
 }
 
 /** Checks a slot read from `where` at `base`; returns its record count. */
-export function checkSlot(b: Uint8Array, capacity: number, where: string, base: number): number {
+export function checkSlot(b: Uint8Array, capacity: number, where: string, base: number, crc32Of: (bytes: Uint8Array, start?: number) => number = crc32): number {
   if (b.length < SLOT_HEADER + capacity * RECORD_SIZE) throw new PackFormatError(where, base + b.length, `slot is cut short (${b.length} bytes)`);
   const v = view(b);
   const count = v.getUint32(0, true);
   if (count > capacity) throw new PackFormatError(where, base, `slot claims ${count} records, capacity ${capacity}`);
-  const crc = crc32(b.subarray(SLOT_HEADER, SLOT_HEADER + count * RECORD_SIZE), crc32(b.subarray(0, 4)));
+  const crc = crc32Of(b.subarray(SLOT_HEADER, SLOT_HEADER + count * RECORD_SIZE), crc32Of(b.subarray(0, 4)));
   if (crc !== v.getUint32(4, true)) throw new PackFormatError(where, base, `directory slot checksum mismatch (slot bytes ${base}–${base + b.length - 1} are damaged)`);
   return count;
 }

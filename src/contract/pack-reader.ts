@@ -36,12 +36,13 @@ import {
 } from './pack-format.js';
 import { PackCorruptError, acceptsGzip, type GetOptions, type PackAnswer } from './pack-answer.js';
 import type { RangeSource } from './pack-source.js';
+import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 
 export interface CoreOptions {
   /** Directory slots kept after use (default 64). */
   slotCache?: number;
-  /** CRC-32 of bytes (default: the codec's; Node passes zlib's, which is faster). */
-  crc32?: (bytes: Uint8Array) => number;
+  /** CRC-32 of bytes, continuing from `start` (default: the codec's; Node passes zlib's, which is faster). */
+  crc32?: (bytes: Uint8Array, start?: number) => number;
   /** Decodes one gzip member (default: DecompressionStream). */
   gunzip?: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
   /**
@@ -55,38 +56,6 @@ export interface CoreOptions {
 /** Whether two references name the same stored bytes, checked by the same CRC-32 (a decoded copy of one serves the other). */
 const sameStored = (a: BlobRef, b: BlobRef): boolean => sameBlob(a, b) && a.encoding === b.encoding && a.crc === b.crc;
 
-/** Decoded blobs by place, least recently used first out, within a byte bound. */
-class DecodedBlobs {
-  private readonly map = new Map<string, { blob: BlobRef; bytes: Uint8Array }>();
-  private bytes = 0;
-  constructor(private readonly max: number) {}
-
-  get(b: BlobRef): Uint8Array | undefined {
-    const key = `${b.part}:${b.offset}`;
-    const e = this.map.get(key);
-    if (!e || !sameStored(e.blob, b)) return undefined;
-    this.map.delete(key);
-    this.map.set(key, e);
-    return e.bytes;
-  }
-
-  set(b: BlobRef, bytes: Uint8Array): void {
-    if (bytes.length > this.max / 8) return;
-    // A view into a larger read (an identity blob of a group) would keep all of it: a copy is kept.
-    if (bytes.byteLength !== bytes.buffer.byteLength) bytes = bytes.slice();
-    const key = `${b.part}:${b.offset}`;
-    const old = this.map.get(key);
-    if (old) this.bytes -= old.bytes.length;
-    this.map.delete(key);
-    this.map.set(key, { blob: b, bytes });
-    this.bytes += bytes.length;
-    for (const [k, e] of this.map) {
-      if (this.bytes <= this.max) break;
-      this.map.delete(k);
-      this.bytes -= e.bytes.length;
-    }
-  }
-}
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
 export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {
@@ -161,9 +130,11 @@ export class PackCore {
   readonly parts: readonly PartInfo[];
   private readonly slots = new Map<number, { bytes: Uint8Array; count: number }>();
   private readonly slotCache: number;
-  private readonly crc: (bytes: Uint8Array) => number;
+  private readonly crc: (bytes: Uint8Array, start?: number) => number;
   private readonly gunzipFn: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
-  private readonly decodedBlobs: DecodedBlobs | undefined;
+  /** Decoded blobs by place (decodedCache), with the reference they were checked against. */
+  private readonly decodedBlobs: TwoGenerationCache<string, { blob: BlobRef; bytes: Uint8Array }> | undefined;
+  private readonly decodedMax: number;
 
   constructor(
     readonly source: RangeSource,
@@ -177,7 +148,8 @@ export class PackCore {
     this.slotCache = opts.slotCache ?? 64;
     this.crc = opts.crc32 ?? codecCrc32;
     this.gunzipFn = opts.gunzip ?? webGunzip;
-    this.decodedBlobs = opts.decodedCache ? new DecodedBlobs(opts.decodedCache) : undefined;
+    this.decodedMax = opts.decodedCache ?? 0;
+    this.decodedBlobs = this.decodedMax > 0 ? new TwoGenerationCache(this.decodedMax / 2, (e) => e.bytes.length) : undefined;
   }
 
   /** Opens the pack `source` holds (`pack.json` names its index). */
@@ -210,7 +182,7 @@ export class PackCore {
       this.slots.delete(s);
     } else {
       const bytes = await this.range(this.index, base, size);
-      const count = checkSlot(bytes, h.slotCapacity, this.source.describe(this.index), base);
+      const count = checkSlot(bytes, h.slotCapacity, this.source.describe(this.index), base, this.crc);
       slot = { bytes, count };
       if (this.slots.size >= this.slotCache && this.slots.size > 0) this.slots.delete(this.slots.keys().next().value!);
     }
@@ -301,7 +273,9 @@ export class PackCore {
       const what = `segment ${i} of the recipe of ${path}`;
       const b = s.blob;
       let bytes: Uint8Array;
-      const kept = last && sameStored(last.blob, b) ? last.bytes : this.decodedBlobs?.get(b);
+      const place = `${b.part}:${b.offset}`;
+      const hit = this.decodedBlobs?.get(place);
+      const kept = last && sameStored(last.blob, b) ? last.bytes : hit && sameStored(hit.blob, b) ? hit.bytes : undefined;
       if (kept) bytes = kept;
       else {
         const name = this.partOf(b, what);
@@ -311,7 +285,8 @@ export class PackCore {
         }
         const stored = this.checked(b, group.bytes.subarray(b.offset - group.from, b.offset - group.from + b.stored), what);
         bytes = b.encoding === Encoding.IDENTITY ? stored : await this.gunzip(stored, b, what);
-        this.decodedBlobs?.set(b, bytes);
+        // A view into a larger read (an identity blob of a group) would keep all of it: a copy is kept.
+        if (this.decodedBlobs && bytes.length <= this.decodedMax / 8) this.decodedBlobs.set(place, { blob: b, bytes: bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice() });
       }
       last = { blob: b, bytes };
       if (s.start + s.length > bytes.length) {
@@ -329,7 +304,7 @@ export class PackCore {
     for (let s = 0; s < 2 ** h.bucketBits; s++) {
       const base = h.slotsOffset + s * size;
       const bytes = await this.range(this.index, base, size);
-      const count = checkSlot(bytes, h.slotCapacity, where, base);
+      const count = checkSlot(bytes, h.slotCapacity, where, base, this.crc);
       for (let i = 0; i < count; i++) yield decodeRecord(bytes, SLOT_HEADER + i * RECORD_SIZE, where, base);
     }
   }

@@ -4,6 +4,7 @@
  * the merge of the two.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { crc32 as zcrc32 } from 'node:zlib';
 import {
   HEADER_SIZE,
   PACK_VERSION,
@@ -50,7 +51,7 @@ export function* indexRecords(file: string, h: PackHeader): Generator<Uint8Array
       }
       for (let i = 0; i < n; i++) {
         const slot = buf.subarray(i * size, (i + 1) * size);
-        const count = checkSlot(slot, h.slotCapacity, file, at + i * size);
+        const count = checkSlot(slot, h.slotCapacity, file, at + i * size, zcrc32);
         for (let r = 0; r < count; r++) yield slot.subarray(SLOT_HEADER + r * RECORD_SIZE, SLOT_HEADER + (r + 1) * RECORD_SIZE);
       }
     }

@@ -43,9 +43,10 @@ export async function verifyPack(dir: string, opts: VerifyOptions = {}): Promise
   let site: SiteInfo | undefined;
   let reader: PackReader | undefined;
   try {
-    // Every answer is assembled in turn: blocking reads, and decoded tx documents kept for the
-    // address documents that embed them again (a hub's, thousands of them).
-    reader = await PackReader.open(dir, { syncReads: true, decodedCache: VERIFY_DECODED_CACHE });
+    // Every answer is assembled in turn, in path order (random in key order): blocking reads,
+    // directory slots kept (4096: all of them up to about 2M entries, ~100 MB), and decoded tx
+    // documents kept for the address documents that embed them again (a hub's, thousands).
+    reader = await PackReader.open(dir, { syncReads: true, slotCache: 4096, decodedCache: VERIFY_DECODED_CACHE });
   } catch (e) {
     fromError((e as Error).message);
   }
