@@ -39,7 +39,7 @@ import type { RangeSource } from './pack-source.js';
 import { TwoGenerationCache } from '../chain/two-gen-cache.js';
 
 export interface CoreOptions {
-  /** Directory slots kept after use (default 64). */
+  /** Directory slots kept after use: up to this many, the most recently used (default 64). */
   slotCache?: number;
   /** CRC-32 of bytes, continuing from `start` (default: the codec's; Node passes zlib's, which is faster). */
   crc32?: (bytes: Uint8Array, start?: number) => number;
@@ -55,7 +55,6 @@ export interface CoreOptions {
 
 /** Whether two references name the same stored bytes, checked by the same CRC-32 (a decoded copy of one serves the other). */
 const sameStored = (a: BlobRef, b: BlobRef): boolean => sameBlob(a, b) && a.encoding === b.encoding && a.crc === b.crc;
-
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
 export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {
@@ -128,8 +127,8 @@ export class PackCore {
   readonly index: string;
   readonly header: PackHeader;
   readonly parts: readonly PartInfo[];
-  private readonly slots = new Map<number, { bytes: Uint8Array; count: number }>();
-  private readonly slotCache: number;
+  /** Checked directory slots by number (two generations of half the slotCache each; none when it is 0). */
+  private readonly slots: TwoGenerationCache<number, { bytes: Uint8Array; count: number }> | undefined;
   private readonly crc: (bytes: Uint8Array, start?: number) => number;
   private readonly gunzipFn: (bytes: Uint8Array) => Uint8Array | Promise<Uint8Array>;
   /** Decoded blobs by place (decodedCache), with the reference they were checked against. */
@@ -145,7 +144,8 @@ export class PackCore {
     this.header = root.header;
     this.parts = root.parts;
     this.reads = root.reads;
-    this.slotCache = opts.slotCache ?? 64;
+    const slotCache = opts.slotCache ?? 64;
+    this.slots = slotCache > 0 ? new TwoGenerationCache(Math.ceil(slotCache / 2)) : undefined;
     this.crc = opts.crc32 ?? codecCrc32;
     this.gunzipFn = opts.gunzip ?? webGunzip;
     this.decodedMax = opts.decodedCache ?? 0;
@@ -177,16 +177,13 @@ export class PackCore {
     const s = slotOf(key, h.bucketBits);
     const size = slotSize(h);
     const base = h.slotsOffset + s * size;
-    let slot = this.slots.get(s);
-    if (slot) {
-      this.slots.delete(s);
-    } else {
+    let slot = this.slots?.get(s);
+    if (!slot) {
       const bytes = await this.range(this.index, base, size);
       const count = checkSlot(bytes, h.slotCapacity, this.source.describe(this.index), base, this.crc);
       slot = { bytes, count };
-      if (this.slots.size >= this.slotCache && this.slots.size > 0) this.slots.delete(this.slots.keys().next().value!);
+      this.slots?.set(s, slot);
     }
-    if (this.slotCache > 0) this.slots.set(s, slot);
     return findInSlot(slot.bytes, slot.count, key, this.source.describe(this.index), base);
   }
 

@@ -14,7 +14,7 @@ export { DirSource, HttpSource, type RangeSource } from './source.js';
 export { PackCorruptError, acceptsGzip, answerBytes, type GetOptions, type PackAnswer } from '../contract/pack-answer.js';
 
 export interface OpenOptions {
-  /** Directory slots kept after use (default 64). */
+  /** Directory slots kept after use: up to this many, the most recently used (default 64). */
   slotCache?: number;
   /** A local directory's ranges read with blocking reads (DirSource's `sync`): for batch jobs, not servers. */
   syncReads?: boolean;
