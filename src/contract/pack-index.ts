@@ -176,6 +176,9 @@ export const blobOf = (b: BlobRef): BlobRef => ({ part: b.part, offset: b.offset
 /** Whether `a` and `b` are the same stored blob (its place and length: parts are never rewritten). */
 export const sameBlob = (a: BlobRef, b: BlobRef): boolean => a.part === b.part && a.offset === b.offset && a.stored === b.stored;
 
+/** Whether two references name the same stored bytes checked by the same CRC-32 and decoded the same way (a decoded copy of one serves the other). */
+export const sameStored = (a: BlobRef, b: BlobRef): boolean => sameBlob(a, b) && a.encoding === b.encoding && a.crc === b.crc;
+
 export interface PackRecord extends BlobRef {
   key: Uint8Array;
   kind: Kind;

@@ -26,7 +26,7 @@ import {
   hexBytes,
   packKey,
   slotOf,
-  sameBlob,
+  sameStored,
   slotSize,
   type BlobRef,
   type PackHeader,
@@ -52,9 +52,6 @@ export interface CoreOptions {
    */
   decodedCache?: number;
 }
-
-/** Whether two references name the same stored bytes, checked by the same CRC-32 (a decoded copy of one serves the other). */
-const sameStored = (a: BlobRef, b: BlobRef): boolean => sameBlob(a, b) && a.encoding === b.encoding && a.crc === b.crc;
 
 /** One gzip member decoded with the web-standard DecompressionStream (workerd, Deno, Node ≥ 18). */
 export async function webGunzip(bytes: Uint8Array): Promise<Uint8Array> {

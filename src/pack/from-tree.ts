@@ -349,16 +349,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         else yield l;
       }
     }
-    async function* kept(lines: ManifestLine[]): AsyncGenerator<ManifestLine> {
-      yield* lines;
-    }
-    const pass = (lines: AsyncIterable<ManifestLine>) => reader.ahead(lines, willRead, (l) => gzipAhead(l.path), withTxs);
+    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>) => reader.ahead(lines, willRead, (l) => gzipAhead(l.path), withTxs);
     for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
     txs.dropSlices();
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
     const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
-    for await (const [l, ahead] of pass(later ? kept(later) : manifestLines(manifestPath, take(true)))) await packFile(l, ahead, true);
+    for await (const [l, ahead] of pass(later ?? manifestLines(manifestPath, take(true)))) await packFile(l, ahead, true);
     // Their map of paths is not kept through the index's writing.
     hints?.close();
     hints = undefined;

@@ -124,7 +124,7 @@ export class TreeReader {
    * its item's promise is awaited.
    */
   async *ahead<T extends { path: string; size: number }>(
-    items: AsyncIterable<T>,
+    items: AsyncIterable<T> | Iterable<T>,
     wanted: (item: T) => boolean,
     gzip: (item: T) => boolean,
     blockTxs: (item: T) => boolean = () => false,

@@ -95,8 +95,12 @@ export class TxBlobs {
   private readonly docRow = new Map<number, number>();
   private readonly rows = new DocRows();
   private readonly slices = new Map<number, TxSlice>();
+  private pendingRows = 0;
+
   /** Rows noted with setPending and not yet resolved or forgotten. */
-  pendingCount = 0;
+  get pendingCount(): number {
+    return this.pendingRows;
+  }
 
   private row(txid: string): number {
     const key = keyOf(txid);
@@ -113,7 +117,7 @@ export class TxBlobs {
   setDoc(txid: string, doc: TxDocBlob): void {
     const r = this.rows;
     const i = this.row(txid);
-    if (r.state[i] === PENDING) this.pendingCount--;
+    if (r.state[i] === PENDING) this.pendingRows--;
     r.part[i] = doc.blob.part;
     r.offset[i] = doc.blob.offset;
     r.stored[i] = doc.blob.stored;
@@ -139,7 +143,7 @@ export class TxBlobs {
     r.size[i] = size;
     r.sha[i] = sha;
     r.state[i] = PENDING;
-    this.pendingCount++;
+    this.pendingRows++;
   }
 
   /** The manifest line's size and sha of a pending document (setPending), or undefined. */
@@ -154,7 +158,7 @@ export class TxBlobs {
     const i = this.docRow.get(key);
     if (i === undefined || this.rows.state[i] !== PENDING) return;
     this.docRow.delete(key); // its row stays unused
-    this.pendingCount--;
+    this.pendingRows--;
   }
 
   doc(txid: string): TxDocBlob | undefined {
