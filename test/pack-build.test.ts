@@ -97,22 +97,28 @@ describe('build --format pack: the demo chain', () => {
     // The changed address documents are recipes over the tx documents kept unread from the first
     // generation (their blobs looked up as a recipe needs them), some made from their hints.
     expect(r2.pack!.hinted).toBeGreaterThan(0);
-    const oldParts = await (async () => {
+    const { oldParts, changedRecipes } = await (async () => {
       const reader = await PackReader.open(inc);
       try {
         const firstParts = new Set(reader.parts.flatMap((p, i) => (gen1.parts.includes(p.name) ? [i] : [])));
         let over = 0;
+        let recipes = 0;
         for (const p of manifestPaths(join(tmp('demo-inc.state'), 'tree')).filter((q) => q.startsWith('address/'))) {
           const rec = (await reader.lookup(p))!;
           if (firstParts.has(rec.part) || rec.kind !== Kind.RECIPE) continue; // kept, or stored whole
+          recipes++;
           if ((await recipeOf(reader, p)).some((x) => x.type === 'range' && firstParts.has(x.blob.part))) over++;
         }
-        return over;
+        return { oldParts: over, changedRecipes: recipes };
       } finally {
         await reader.close();
       }
     })();
     expect(oldParts).toBeGreaterThan(0);
+    // Each of them from its hint, unread: a spliced document's copied entries are clipped from its
+    // previous answer's recipe (hints.ts), the rest are this run's tx texts.
+    expect(r2.addressReuse.spliced).toBeGreaterThan(0);
+    expect(r2.pack!.hinted).toBe(changedRecipes);
     await expectPackAnswersTree(inc, tmp('demo-tree'));
     await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));
     const gen2 = await packFiles(inc);

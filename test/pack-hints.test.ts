@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { Kind } from '../src/contract/pack-format.js';
+import { Kind, type RecipeSegment } from '../src/contract/pack-format.js';
 import { packFromTree } from '../src/pack/from-tree.js';
 import { HintWriter, RecipeHints, type EmbeddedTx } from '../src/pack/hints.js';
 import { PackReader } from '../src/pack/reader.js';
@@ -94,6 +94,37 @@ describe('recipe hints', () => {
     hints2.close();
     writeFileSync(file, bytes.subarray(0, bytes.length - 3));
     expect(() => new RecipeHints([file])).toThrow(`${file}: ${bytes.length - 3} bytes, its last record cut short at offset`);
+  });
+
+  it("records the bytes a document takes from its previous version as ranges of it, and makes them the previous answer's segments, clipped, only when that answer is the size the hint says", () => {
+    const file = tmp('previous.hints');
+    const writer = new HintWriter(file);
+    const txid = 'cd'.repeat(32);
+    const text = Buffer.from(`{"hash":"${txid}","ver":1,"pad":"${'y'.repeat(64)}"}`);
+    // The previous version in a larger buffer (as a pooled read gives it), and a literal sharing that buffer outside its range.
+    const pool = Buffer.from(`LITERAL|{"a":[1,2],"b":{"k":"v"}}|`);
+    const previous = pool.subarray(8, pool.length - 1);
+    const parts = [Buffer.from('{"a":[1,2,3],'), previous.subarray(7, 20), pool.subarray(0, 7), Buffer.from(','), text, previous.subarray(20)];
+    for (const _ of writer.recording('address/p.json', parts, (p) => (p === text ? { txid, crc: crc32(text) } : undefined), previous));
+    writer.keep();
+    writer.close();
+    const doc = Buffer.concat(parts);
+    const hints = new RecipeHints([file]);
+    expect(hints.needs('address/p.json')).toEqual({ txids: [txid], previous: previous.length });
+    const txs = new TxBlobs();
+    const blob = { part: 0, offset: 1000, storedLength: text.length, encoding: 0, crc: crc32(text) };
+    txs.setDoc(txid, { blob, size: text.length, sha: 0, crc: crc32(text), prefix: 0, prefixCrc: 0, early: false });
+    // The previous answer as a recipe: a literal, a range of a stored blob, a literal.
+    const old = { part: 0, offset: 0, storedLength: 64, encoding: 0, crc: 7 };
+    const before: RecipeSegment[] = [{ type: 'literal', bytes: previous.subarray(0, 10) }, { type: 'range', blob: old, start: 5, length: 12 }, { type: 'literal', bytes: previous.subarray(22) }];
+    const segs = hints.segments('address/p.json', doc.length, txs, before)!;
+    const spell = (list: RecipeSegment[]) => list.map((x) => (x.type === 'literal' ? x.bytes.toString() : `<${x.blob.offset}+${x.start},${x.length}>`)).join('');
+    // Bytes 10..22 of the previous answer are its range [5, 17) of the old blob.
+    expect(spell(segs)).toBe(`{"a":[1,2,3],${previous.subarray(7, 10)}<0+5,10>LITERAL,<1000+0,${text.length}><0+15,2>${previous.subarray(22)}`);
+    expect(segs.filter((x, i) => x.type === 'literal' && segs[i + 1]?.type === 'literal')).toEqual([]);
+    expect(hints.segments('address/p.json', doc.length, txs)).toBeUndefined();
+    expect(hints.segments('address/p.json', doc.length, txs, before.slice(0, 2))).toBeUndefined();
+    hints.close();
   });
 
   it('a pack build takes every address recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {

@@ -27,7 +27,7 @@ export function clipSegments(segments: readonly RecipeSegment[], from: number, t
 }
 
 /** Clips one list of segments many times (a binary search for each clip's first segment). */
-class SegmentClipper {
+export class SegmentClipper {
   private readonly starts: number[] = [];
 
   constructor(private readonly segments: readonly RecipeSegment[]) {

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
-import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
+import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef, type RecipeSegment } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { deltaOf } from './delta.js';
 import { docMarks, embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
@@ -240,6 +240,12 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     }
   };
 
+  /** The segments of `path`'s answer in the pack appended to when it is a recipe of `size` bytes (which a hint's bytes of the previous version are clipped from). */
+  const previousRecipe = async (path: string, size: number): Promise<RecipeSegment[] | undefined> => {
+    const old = await base!.lookup(path);
+    return old?.kind === Kind.RECIPE && old.size === size ? base!.recipe(path, old).catch(() => undefined) : undefined;
+  };
+
   const count = (size: number) => {
     if (n.files % 4096 === 0) opts.onProgress?.(n.files);
     n.files++;
@@ -260,8 +266,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         }
       }
     }
-    if (second && txs.pendingCount > 0 && hints?.has(l.path)) await resolveDocs(hints.txids(l.path) ?? []);
-    const hinted = second ? hints?.segments(l.path, l.size, txs) : undefined;
+    // Appending, a hint may name kept tx documents and bytes of the document's previous answer.
+    const need = second && base ? hints?.needs(l.path) : undefined;
+    if (need && txs.pendingCount > 0) await resolveDocs(need.txids);
+    const previous = need?.previous !== undefined ? await previousRecipe(l.path, need.previous) : undefined;
+    const hinted = second ? hints?.segments(l.path, l.size, txs, previous) : undefined;
     const rebased = second && !hinted && rebase?.unchanged(l.path) ? await rebase.segments(l.path, l.size, txs) : undefined;
     if (hinted || rebased) {
       writer.addRecipe(l.path, (hinted ?? rebased)!, { compress: true });

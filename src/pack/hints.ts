@@ -10,18 +10,24 @@
  * build's other scratch files): records, each
  *   u32 length of the rest ‖ u16 path length ‖ path (UTF-8) ‖ f64 document size ‖ segments
  * to the record's end, each 0 ‖ u32 n ‖ n literal bytes, or 1 ‖ txid (32 bytes, the hex's
- * order) ‖ u32 length ‖ u32 CRC-32 of the tx document.
+ * order) ‖ u32 length ‖ u32 CRC-32 of the tx document, or 2 ‖ f64 size of the previous version
+ * ‖ f64 start ‖ f64 length: bytes of the document's previous version (an incremental build's
+ * address document copies the entries of its unchanged txs from it: address-document.ts), which
+ * the pack appended to answers for the same path (the tree it was made from is the one the
+ * previous version was read from); their recipe is that answer's, clipped (delta.ts).
  */
 import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import type { RecipeSegment } from '../contract/pack-format.js';
 import { crc32 } from 'node:zlib';
 import { onPath } from '../runtime/io-error.js';
+import { joinSegments, SegmentClipper } from './delta.js';
 import { MIN_REFERENCE } from './embedded.js';
 import { OutFile } from './out-file.js';
 import { CRC_UNKNOWN, type TxBlobs } from './tx-blobs.js';
 
 const LITERAL = 0;
 const TX = 1;
+const PREVIOUS = 2;
 const TXID_BYTES = 32;
 const WHAT = 'recipe hints scratch file';
 
@@ -53,9 +59,10 @@ export class HintWriter {
 
   /**
    * `parts` of the document at `path`, passed through, each recorded: a tx's document when
-   * `txOf` names one, else literal bytes. Once all are taken, {@link keep} appends the record.
+   * `txOf` names one, bytes of `previous` (the document's previous version) when it is a view of
+   * them, else literal bytes. Once all are taken, {@link keep} appends the record.
    */
-  *recording(path: string, parts: Iterable<Uint8Array>, txOf: (part: Uint8Array) => EmbeddedTx | undefined): Generator<Uint8Array> {
+  *recording(path: string, parts: Iterable<Uint8Array>, txOf: (part: Uint8Array) => EmbeddedTx | undefined, previous?: Uint8Array): Generator<Uint8Array> {
     this.complete = false;
     this.at = 0;
     this.literalAt = -1;
@@ -69,7 +76,9 @@ export class HintWriter {
     for (const p of parts) {
       const tx = txOf(p);
       if (tx) this.tx(tx, p.length);
-      else this.literal(p);
+      else if (previous && p.length > 0 && p.buffer === previous.buffer && p.byteOffset >= previous.byteOffset && p.byteOffset + p.length <= previous.byteOffset + previous.length) {
+        this.previous(previous.length, p.byteOffset - previous.byteOffset, p.length);
+      } else this.literal(p);
       this.size += p.length;
       yield p;
     }
@@ -121,6 +130,18 @@ export class HintWriter {
     b.writeUInt32LE(length, this.at + 1 + TXID_BYTES);
     b.writeUInt32LE(crc, this.at + 5 + TXID_BYTES);
     this.at += 1 + TXID_BYTES + 8;
+    this.refs++;
+  }
+
+  private previous(size: number, start: number, length: number): void {
+    this.closeLiteral();
+    this.room(25);
+    const b = this.buf;
+    b[this.at] = PREVIOUS;
+    b.writeDoubleLE(size, this.at + 1);
+    b.writeDoubleLE(start, this.at + 9);
+    b.writeDoubleLE(length, this.at + 17);
+    this.at += 25;
     this.refs++;
   }
 
@@ -213,12 +234,13 @@ export class RecipeHints {
   }
 
   /**
-   * The recipe segments of the document at `path` of `size` bytes from its hint, when it has one
-   * and each tx range in it is the document `txs` holds for that txid (length and CRC-32);
-   * undefined otherwise (the document is to be read). The literal segments' bytes are valid
-   * until the next call.
+   * The recipe segments of the document at `path` of `size` bytes from its hint, when it has one,
+   * each tx range in it is the document `txs` holds for that txid (length and CRC-32) and, for
+   * bytes of the previous version, `previous` are the segments of that version's answer in the
+   * pack appended to, of the size the hint says; undefined otherwise (the document is to be
+   * read). The literal segments' bytes are valid until the next call.
    */
-  segments(path: string, size: number, txs: TxBlobs): RecipeSegment[] | undefined {
+  segments(path: string, size: number, txs: TxBlobs, previous?: readonly RecipeSegment[]): RecipeSegment[] | undefined {
     const r = this.recordOf(path);
     if (!r) return undefined;
     const { b } = r;
@@ -226,6 +248,7 @@ export class RecipeHints {
     if (b.readDoubleLE(p - 8) !== size) return undefined;
     const segs: RecipeSegment[] = [];
     let total = 0;
+    let clipper: { of: SegmentClipper; size: number } | undefined;
     while (p < b.length) {
       if (b[p] === LITERAL) {
         if (p + 5 > b.length) return undefined;
@@ -233,6 +256,16 @@ export class RecipeHints {
         if (p + 5 + len > b.length) return undefined;
         segs.push({ type: 'literal', bytes: b.subarray(p + 5, p + 5 + len) });
         p += 5 + len;
+        total += len;
+        continue;
+      }
+      if (b[p] === PREVIOUS) {
+        if (!previous || p + 25 > b.length) return undefined;
+        clipper ??= { of: new SegmentClipper(previous), size: previous.reduce((n, s) => n + (s.type === 'literal' ? s.bytes.length : s.length), 0) };
+        const [was, start, len] = [b.readDoubleLE(p + 1), b.readDoubleLE(p + 9), b.readDoubleLE(p + 17)];
+        if (was !== clipper.size || start + len > was) return undefined;
+        segs.push(...clipper.of.clip(start, start + len));
+        p += 25;
         total += len;
         continue;
       }
@@ -247,20 +280,29 @@ export class RecipeHints {
       total += len;
     }
     // A damaged record (segments cut short, or not the document's bytes in all) gives no recipe.
-    return total === size ? segs : undefined;
+    if (total !== size) return undefined;
+    // Pieces of the previous answer's literals next to this one's are one literal, as the scan gives.
+    return clipper ? joinSegments(segs) : segs;
   }
 
-  /** The txids of the tx documents `path`'s hint names, in order (undefined without a hint), for their blobs to be looked up before segments(). */
-  txids(path: string): string[] | undefined {
+  /**
+   * What `path`'s hint needs before segments() (undefined without a hint): the txids of the tx
+   * documents it names, in order, for their blobs to be looked up, and the size of the previous
+   * version it takes bytes of, if it does, for that version's recipe to be read.
+   */
+  needs(path: string): { txids: string[]; previous?: number } | undefined {
     const r = this.recordOf(path);
     if (!r) return undefined;
     const { b } = r;
-    const out: string[] = [];
+    const out: { txids: string[]; previous?: number } = { txids: [] };
     for (let p = r.segmentsAt; p < b.length; ) {
       if (b[p] === LITERAL && p + 5 <= b.length) p += 5 + b.readUInt32LE(p + 1);
       else if (b[p] === TX && p + 9 + TXID_BYTES <= b.length) {
-        out.push(b.toString('hex', p + 1, p + 1 + TXID_BYTES));
+        out.txids.push(b.toString('hex', p + 1, p + 1 + TXID_BYTES));
         p += 9 + TXID_BYTES;
+      } else if (b[p] === PREVIOUS && p + 25 <= b.length) {
+        out.previous = b.readDoubleLE(p + 1);
+        p += 25;
       } else break; // damaged: segments() gives no recipe
     }
     return out;

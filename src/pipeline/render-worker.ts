@@ -159,12 +159,11 @@ export class Renderer {
           const rel = addressPath(a);
           const before = reuse ? previous(rel) : undefined;
           if (reuse) reuse.previous = before;
-          const spliced = reuse?.counts.spliced;
           const parts = addressDocument(index, this.texts!, a, d.pretty, reuse);
-          // A hint for a document assembled from tx texts (a spliced one's copied runs are not known as txs).
-          const hints = d.hintsFile && !d.pretty && reuse?.counts.spliced === spliced ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
+          // A hint of the document's tx texts, and of the entries a spliced one copies from its previous version.
+          const hints = d.hintsFile && !d.pretty ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
           const texts = this.texts!;
-          const s = file(rel, hints ? hints.recording(rel, parts, (p) => texts.txOf(p)) : parts, reuse ? (before ?? null) : undefined);
+          const s = file(rel, hints ? hints.recording(rel, parts, (p) => texts.txOf(p), before) : parts, reuse ? (before ?? null) : undefined);
           if (s === WRITTEN) hints?.keep();
         }
       }
