@@ -103,11 +103,11 @@ describe('build --format pack: the demo chain', () => {
         const firstParts = new Set(reader.parts.flatMap((p, i) => (gen1.parts.includes(p.name) ? [i] : [])));
         let over = 0;
         let recipes = 0;
-        for (const p of manifestPaths(join(tmp('demo-inc.state'), 'tree')).filter((q) => q.startsWith('address/'))) {
+        for (const p of manifestPaths(join(tmp('demo-inc.state'), 'tree')).filter((q) => q.startsWith('address/') || /^block\/[0-9a-f]{64}\.json$/.test(q))) {
           const rec = (await reader.lookup(p))!;
           if (firstParts.has(rec.part) || rec.kind !== Kind.RECIPE) continue; // kept, or stored whole
           recipes++;
-          if ((await recipeOf(reader, p)).some((x) => x.type === 'range' && firstParts.has(x.blob.part))) over++;
+          if (p.startsWith('address/') && (await recipeOf(reader, p)).some((x) => x.type === 'range' && firstParts.has(x.blob.part))) over++;
         }
         return { oldParts: over, changedRecipes: recipes };
       } finally {
@@ -115,9 +115,11 @@ describe('build --format pack: the demo chain', () => {
       }
     })();
     expect(oldParts).toBeGreaterThan(0);
-    // Each of them from its hint, unread: a spliced document's copied entries are clipped from its
-    // previous answer's recipe (hints.ts), the rest are this run's tx texts.
+    // Each of them, and each changed block document, from its hint, unread: a spliced document's
+    // copied entries are clipped from its previous answer's recipe (hints.ts), the rest are this
+    // run's tx texts.
     expect(r2.addressReuse.spliced).toBeGreaterThan(0);
+    expect(r2.blockDocuments.spliced).toBeGreaterThan(0);
     expect(r2.pack!.hinted).toBe(changedRecipes);
     await expectPackAnswersTree(inc, tmp('demo-tree'));
     await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_PATH } from '../src/contract/layout.js';
-import { Kind, type RecipeSegment } from '../src/contract/pack-format.js';
+import { Encoding, Kind, type RecipeSegment } from '../src/contract/pack-format.js';
 import { packFromTree } from '../src/pack/from-tree.js';
 import { HintWriter, RecipeHints, type EmbeddedTx } from '../src/pack/hints.js';
 import { PackReader } from '../src/pack/reader.js';
@@ -21,12 +21,14 @@ import { expectPackAnswersTree, manifestPaths } from './support/pack-compare.js'
 const tmp = tempDir('snapshot-pack-hints-');
 const ADDRESS = /^address\/[^/]+\.json$/;
 
-/** How many of the pack's address documents are recipes. */
-async function addressRecipes(packDir: string, paths: readonly string[]): Promise<number> {
+const BLOCK = /^block\/[0-9a-f]{64}\.json$/;
+
+/** How many of the pack's address documents (or the documents `which` matches) are recipes. */
+async function addressRecipes(packDir: string, paths: readonly string[], which = ADDRESS): Promise<number> {
   const reader = await PackReader.open(packDir);
   try {
     let n = 0;
-    for (const p of paths) if (ADDRESS.test(p) && (await reader.lookup(p))?.kind === Kind.RECIPE) n++;
+    for (const p of paths) if (which.test(p) && (await reader.lookup(p))?.kind === Kind.RECIPE) n++;
     return n;
   } finally {
     await reader.close();
@@ -112,10 +114,10 @@ describe('recipe hints', () => {
     const hints = new RecipeHints([file]);
     expect(hints.needs('address/p.json')).toEqual({ txids: [txid], previous: previous.length });
     const txs = new TxBlobs();
-    const blob = { part: 0, offset: 1000, storedLength: text.length, encoding: 0, crc: crc32(text) };
+    const blob = { part: 0, offset: 1000, stored: text.length, encoding: Encoding.IDENTITY, crc: crc32(text) };
     txs.setDoc(txid, { blob, size: text.length, sha: 0, crc: crc32(text), prefix: 0, prefixCrc: 0, early: false });
     // The previous answer as a recipe: a literal, a range of a stored blob, a literal.
-    const old = { part: 0, offset: 0, storedLength: 64, encoding: 0, crc: 7 };
+    const old = { part: 0, offset: 0, stored: 64, encoding: Encoding.IDENTITY, crc: 7 };
     const before: RecipeSegment[] = [{ type: 'literal', bytes: previous.subarray(0, 10) }, { type: 'range', blob: old, start: 5, length: 12 }, { type: 'literal', bytes: previous.subarray(22) }];
     const segs = hints.segments('address/p.json', doc.length, txs, before)!;
     const spell = (list: RecipeSegment[]) => list.map((x) => (x.type === 'literal' ? x.bytes.toString() : `<${x.blob.offset}+${x.start},${x.length}>`)).join('');
@@ -127,7 +129,7 @@ describe('recipe hints', () => {
     hints.close();
   });
 
-  it('a pack build takes every address recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
+  it('a pack build takes every address and block recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
     for (const [label, renderThreadsAbove] of [['threads', 0], ['main thread', undefined]] as const) {
       const out = tmp(`build-${label}`);
       const report = await buildSnapshot({ source: demoSource(), outDir: out, format: 'pack', height: 120 }, { renderThreadsAbove });
@@ -136,8 +138,10 @@ describe('recipe hints', () => {
       expect(scanned.hinted).toBe(0);
       expect(report.pack!.index, label).toBe(scanned.index);
       const recipes = await addressRecipes(out, manifestPaths(tree));
+      const blocks = await addressRecipes(out, manifestPaths(tree), BLOCK);
       expect(recipes).toBeGreaterThan(0);
-      expect(report.pack!.hinted, label).toBe(recipes);
+      expect(blocks).toBeGreaterThan(100);
+      expect(report.pack!.hinted, label).toBe(recipes + blocks);
     }
   }, 240_000);
 

@@ -274,7 +274,9 @@ export class RecipeHints {
       const len = b.readUInt32LE(p + 1 + TXID_BYTES);
       const crc = b.readUInt32LE(p + 5 + TXID_BYTES);
       const t = txs.doc(txid);
-      if (!t || t.crc === CRC_UNKNOWN || t.size !== len || t.crc !== crc || len < MIN_REFERENCE) return undefined;
+      // The tx document, or (a block document's element) its prefix without the placement fields.
+      const whole = t?.size === len && t.crc === crc && t.crc !== CRC_UNKNOWN;
+      if (!t || !(whole || (t.prefix === len && t.prefixCrc === crc)) || len < MIN_REFERENCE) return undefined;
       segs.push({ type: 'range', blob: t.blob, start: 0, length: len });
       p += 9 + TXID_BYTES;
       total += len;

@@ -42,13 +42,13 @@ export function previousElements(doc: Buffer | undefined, head: string, txs: rea
   return ranges;
 }
 
-/** The document: `head`, the elements joined by commas, `tail`. */
-export function assembleBlockDocument(head: string, elements: readonly Buffer[][], tail: string): Buffer {
+/** The document's parts, in order: `head`, the elements joined by commas, `tail`. */
+export function blockDocumentParts(head: string, elements: readonly Buffer[][], tail: string): Buffer[] {
   const parts: Buffer[] = [Buffer.from(head, 'utf8')];
   elements.forEach((el, i) => {
     if (i > 0) parts.push(COMMA);
     parts.push(...el);
   });
   parts.push(Buffer.from(tail, 'utf8'));
-  return Buffer.concat(parts);
+  return parts;
 }

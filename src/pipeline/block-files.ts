@@ -6,7 +6,8 @@ import { renderBlockHeight } from '../render/block-height.js';
 import { renderTx } from '../render/tx.js';
 import { blockHeightPath, blockPath, txPath } from '../contract/layout.js';
 import type { SiteWriter } from '../publish/site-writer.js';
-import { assembleBlockDocument, previousElements, txElement } from './block-document.js';
+import { blockDocumentParts, previousElements, txElement } from './block-document.js';
+import { crc32 } from 'node:zlib';
 
 /** How a main-chain block document was made (BuildReport.blockDocuments). */
 export interface BlockDocumentCounts {
@@ -21,9 +22,19 @@ export interface BlockDocumentCounts {
 export const BLOCK_DOCUMENT_KINDS = ['rendered', 'spliced', 'fallback'] as const;
 export type BlockDocumentKind = (typeof BLOCK_DOCUMENT_KINDS)[number];
 
+/**
+ * What is known of an assembled document's parts (for a pack build's recipe hints, src/pack/hints.ts):
+ * the tx whose document (or its prefix without placement fields) a part is, and the previous
+ * version of the document, whose bytes the parts that are views of it are.
+ */
+export interface PartsHint {
+  txOf(part: Uint8Array): { txid: string; crc: number } | undefined;
+  previous?: Uint8Array;
+}
+
 /** Where the documents of a height go: its files, and each tx's document text. */
 export interface HeightSink {
-  file(rel: string, data: string | Uint8Array): void;
+  file(rel: string, data: string | Uint8Array | readonly Uint8Array[], hint?: PartsHint): void;
   /** A tx document; false: leave its files out (a duplicate txid, written by the main thread in chain order). */
   tx(txid: string, text: Buffer, txIndex: number): boolean;
   /** The published bytes of a document of the tree being updated (undefined: none). */
@@ -37,11 +48,11 @@ export interface HeightSink {
 export type FileSink = Pick<HeightSink, 'file' | 'raw'>;
 
 export function writerSink(writer: SiteWriter): FileSink {
-  return { file: (rel, data) => writer.write(rel, data), raw: true };
+  return { file: (rel, data) => writer.write(rel, typeof data === 'string' || data instanceof Uint8Array ? data : Buffer.concat(data)), raw: true };
 }
 
-export function writeBlockFiles(sink: FileSink, hash: string, json: string | Uint8Array, raw: Buffer): void {
-  sink.file(blockPath(hash, 'json'), json);
+export function writeBlockFiles(sink: FileSink, hash: string, json: string | Uint8Array | readonly Uint8Array[], raw: Buffer, hint?: PartsHint): void {
+  sink.file(blockPath(hash, 'json'), json, hint);
   if (!sink.raw) return;
   sink.file(blockPath(hash, 'bin'), raw);
   sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
@@ -71,19 +82,30 @@ export function renderHeight(index: ChainIndex, height: number, tip: number, pre
   const doc = only && !pretty ? sink.previous(blockPath(hash, 'json')) : undefined;
   const previous = doc && previousElements(doc, head, block.txs);
   const elements: Buffer[][] = [];
+  const prefixes = new Map<Uint8Array, string>(); // each element's tx document prefix: its txid
   block.txs.forEach((tx, ti) => {
     if (only && !only.has(ti)) {
       if (previous) elements.push([doc!.subarray(previous[2 * ti]!, previous[2 * ti + 1]!)]);
       return;
     }
     const text = Buffer.from(renderTx(tx, index.net, spenders[ti]!, placement, pretty), 'utf8');
-    if (!pretty) elements.push(txElement(text, placement));
+    if (!pretty) {
+      const element = txElement(text, placement);
+      prefixes.set(element[0]!, tx.txid);
+      elements.push(element);
+    }
     if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, tx.raw);
   });
   const kind: BlockDocumentKind = !only ? 'rendered' : previous ? 'spliced' : 'fallback';
   sink.block(kind);
-  const whole = pretty || (only && !previous);
-  writeBlockFiles(sink, hash, whole ? renderBlock(block, index.net, spenders, next, pretty) : assembleBlockDocument(head, elements, tail), block.raw);
+  if (pretty || (only && !previous)) writeBlockFiles(sink, hash, renderBlock(block, index.net, spenders, next, pretty), block.raw);
+  else {
+    const txOf = (part: Uint8Array) => {
+      const txid = prefixes.get(part);
+      return txid === undefined ? undefined : { txid, crc: crc32(part) };
+    };
+    writeBlockFiles(sink, hash, blockDocumentParts(head, elements, tail), block.raw, { txOf, previous: previous && doc });
+  }
   // A block new at this height (every height of a full build): the height's document changes with it.
   if (!only) sink.file(blockHeightPath(height), renderBlockHeight(height, hash, pretty));
 }

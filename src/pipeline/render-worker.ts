@@ -16,7 +16,7 @@ import { openStore } from '../index/store.js';
 import { readIfAny, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
 import { HintWriter } from '../pack/hints.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
-import { renderHeight, type BlockDocumentCounts } from './block-files.js';
+import { renderHeight, type BlockDocumentCounts, type PartsHint } from './block-files.js';
 import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
 import { TxTexts } from './tx-text-cache.js';
 import { TxTextAppender, TxTextReader, type TxTextEntries, type TxTextTable } from './tx-text-store.js';
@@ -130,6 +130,11 @@ export class Renderer {
       at.path = '';
       return s;
     };
+    /** Writes an assembled document, with its recipe hint in a pack build (compact documents only). */
+    const hinted = (rel: string, parts: Iterable<Uint8Array>, hint: PartsHint, old?: Buffer | null) => {
+      const hints = d.hintsFile && !d.pretty ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
+      if (file(rel, hints ? hints.recording(rel, parts, hint.txOf, hint.previous) : parts, old) === WRITTEN) hints?.keep();
+    };
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
     let reuse: AddressReuse | undefined;
@@ -141,7 +146,7 @@ export class Renderer {
         task.heights.forEach((h, i) => {
           what = `height ${h}`;
           renderHeight(index, h, task.tip, d.pretty, task.only[i] ?? undefined, {
-            file,
+            file: (rel, data, hint) => (hint && typeof data !== 'string' && !(data instanceof Uint8Array) ? hinted(rel, data, hint) : void file(rel, data)),
             tx: (txid, text, ti) => {
               if (this.dups.has(txid)) return !skipped.push(h, ti);
               appender.append(txid, text);
@@ -159,12 +164,9 @@ export class Renderer {
           const rel = addressPath(a);
           const before = reuse ? previous(rel) : undefined;
           if (reuse) reuse.previous = before;
-          const parts = addressDocument(index, this.texts!, a, d.pretty, reuse);
-          // A hint of the document's tx texts, and of the entries a spliced one copies from its previous version.
-          const hints = d.hintsFile && !d.pretty ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
           const texts = this.texts!;
-          const s = file(rel, hints ? hints.recording(rel, parts, (p) => texts.txOf(p), before) : parts, reuse ? (before ?? null) : undefined);
-          if (s === WRITTEN) hints?.keep();
+          // Its tx texts, and the entries a spliced one copies from its previous version.
+          hinted(rel, addressDocument(index, texts, a, d.pretty, reuse), { txOf: (p) => texts.txOf(p), previous: before }, reuse ? (before ?? null) : undefined);
         }
       }
       const reply: RenderReply = {
