@@ -9,7 +9,7 @@
  * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
  * - a tx's `.bin` and `.hex` are a slice of its block's `.bin` blob (found by parsing the block);
  * - address and block documents are recipes over the blobs of the tx documents they embed (an
- *   address document the build just wrote from the hint it kept then, unread: hints.ts);
+ *   address or block document the build just wrote from the hint it kept then, unread: hints.ts);
  * - appending, another changed document is a recipe over its previous answer (delta.ts), and the
  *   `_manifest.json` stored (withManifest) keeps the previous one's unchanged chunks (manifest-chunks.ts).
  * The manifest is read twice (once with `changed`, the second pass's few lines kept from the first):

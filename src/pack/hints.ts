@@ -1,10 +1,12 @@
 /**
- * Recipe hints: what a render thread knows of each compact address document it writes — which of
- * its byte ranges are which tx's /tx document, verbatim — kept for the pack phase of the same
- * build, which turns each such document into its recipe (embedded.ts) without reading the file
- * back and scanning it. A hint is taken only when each of its ranges is the tx document the pack
- * holds, by length and CRC-32 (the same check the scan makes of a candidate span), and it then
- * gives exactly the segments the scan would: a document whose hint fails is read and scanned.
+ * Recipe hints: what a render thread knows of each compact address or block document it writes —
+ * which of its byte ranges are which tx's /tx document (or, in a block document, its prefix
+ * without the placement fields), verbatim, and which are copied from the document's previous
+ * version — kept for the pack phase of the same build, which turns each such document into its
+ * recipe (embedded.ts) without reading the file back and scanning it. A hint is taken only when
+ * each of its tx ranges is the tx document (or prefix) the pack holds, by length and CRC-32 (the
+ * same check the scan makes of a candidate span), and it then gives exactly the segments the scan
+ * would: a document whose hint fails is read and scanned.
  *
  * A scratch file of the build (one per render thread, in the state dir, removed with the
  * build's other scratch files): records, each
