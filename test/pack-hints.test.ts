@@ -127,6 +127,17 @@ describe('recipe hints', () => {
     expect(hints.segments('address/p.json', doc.length, txs)).toBeUndefined();
     expect(hints.segments('address/p.json', doc.length, txs, before.slice(0, 2))).toBeUndefined();
     hints.close();
+    // A damaged copied run (outside the previous version): no recipe.
+    const bytes = readFileSync(file);
+    const run = 4 + 2 + 'address/p.json'.length + 8 + 5 + '{"a":[1,2,3],'.length;
+    expect([bytes[run], bytes.readDoubleLE(run + 1), bytes.readDoubleLE(run + 9)]).toEqual([2, previous.length, 7]);
+    for (const start of [-1, previous.length - 12]) {
+      bytes.writeDoubleLE(start, run + 9);
+      writeFileSync(file, bytes);
+      const damaged = new RecipeHints([file]);
+      expect(damaged.segments('address/p.json', doc.length, txs, before), String(start)).toBeUndefined();
+      damaged.close();
+    }
   });
 
   it('a pack build takes every address and block recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {

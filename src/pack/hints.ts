@@ -265,7 +265,7 @@ export class RecipeHints {
         if (!previous || p + 25 > b.length) return undefined;
         clipper ??= { of: new SegmentClipper(previous), size: previous.reduce((n, s) => n + (s.type === 'literal' ? s.bytes.length : s.length), 0) };
         const [was, start, len] = [b.readDoubleLE(p + 1), b.readDoubleLE(p + 9), b.readDoubleLE(p + 17)];
-        if (was !== clipper.size || start + len > was) return undefined;
+        if (was !== clipper.size || !(start >= 0 && len >= 0 && start + len <= was)) return undefined;
         segs.push(...clipper.of.clip(start, start + len));
         p += 25;
         total += len;
