@@ -1,5 +1,6 @@
 // What a render thread runs for a height (render-worker.ts, and the main thread for small
 // builds): kept apart from the stage (blocks.ts), which works with the whole StageContext.
+import { crc32 } from 'node:zlib';
 import type { ChainIndex } from '../index/query.js';
 import { blockFrame, renderBlock } from '../render/block.js';
 import { renderBlockHeight } from '../render/block-height.js';
@@ -7,7 +8,6 @@ import { renderTx } from '../render/tx.js';
 import { blockHeightPath, blockPath, txPath } from '../contract/layout.js';
 import type { SiteWriter } from '../publish/site-writer.js';
 import { blockDocumentParts, previousElements, txElement } from './block-document.js';
-import { crc32 } from 'node:zlib';
 
 /** How a main-chain block document was made (BuildReport.blockDocuments). */
 export interface BlockDocumentCounts {
