@@ -146,7 +146,10 @@ export class Renderer {
         task.heights.forEach((h, i) => {
           what = `height ${h}`;
           renderHeight(index, h, task.tip, d.pretty, task.only[i] ?? undefined, {
-            file: (rel, data, hint) => (hint && typeof data !== 'string' && !(data instanceof Uint8Array) ? hinted(rel, data, hint) : void file(rel, data)),
+            file: (rel, data, hint) => {
+              if (hint && Array.isArray(data)) hinted(rel, data, hint);
+              else file(rel, data);
+            },
             tx: (txid, text, ti) => {
               if (this.dups.has(txid)) return !skipped.push(h, ti);
               appender.append(txid, text);
