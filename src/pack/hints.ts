@@ -177,8 +177,10 @@ export class RecipeHints {
   private where = new Float64Array(1024);
   private lengths = new Uint32Array(1024);
   private count = 0;
-  /** The buffer records are read into (reused: a hint's literal segments are valid until the next call of segments). */
+  /** The buffer records are read into (reused: a hint's literal segments are valid until the record of another path is read). */
   private record = Buffer.allocUnsafe(1 << 20);
+  /** The record last read into it, by path. */
+  private last: { path: string; record: { b: Buffer; segmentsAt: number } | undefined } | undefined;
 
   constructor(private readonly files: readonly string[]) {
     if (files.length > 16) throw new Error(`internal: ${files.length} recipe hints files, at most 16`);
@@ -240,7 +242,7 @@ export class RecipeHints {
    * each tx range in it is the document `txs` holds for that txid (length and CRC-32) and, for
    * bytes of the previous version, `previous` are the segments of that version's answer in the
    * pack appended to, of the size the hint says; undefined otherwise (the document is to be
-   * read). The literal segments' bytes are valid until the next call.
+   * read). The literal segments' bytes are valid until another path's record is read.
    */
   segments(path: string, size: number, txs: TxBlobs, previous?: readonly RecipeSegment[]): RecipeSegment[] | undefined {
     const r = this.recordOf(path);
@@ -314,6 +316,14 @@ export class RecipeHints {
 
   /** The hint record of `path` (read into the shared buffer) and where its segments start; undefined without one, or when it names another path. */
   private recordOf(path: string): { b: Buffer; segmentsAt: number } | undefined {
+    // needs() then segments() ask for the same record: read once (it stays in the shared buffer).
+    if (this.last?.path === path) return this.last.record;
+    const record = this.readRecord(path);
+    this.last = { path, record };
+    return record;
+  }
+
+  private readRecord(path: string): { b: Buffer; segmentsAt: number } | undefined {
     const i = this.at.get(pathKey(path)) ?? -1;
     if (i < 0) return undefined;
     const file = this.where[i]! % 16;
