@@ -140,6 +140,42 @@ describe('recipe hints', () => {
     }
   });
 
+  it('reads records through a window in any order, one larger than the window alone, and gives each document back whole', () => {
+    const file = tmp('window.hints');
+    const writer = new HintWriter(file);
+    const txid = 'ef'.repeat(32);
+    const text = Buffer.from(`{"hash":"${txid}","ver":2,"pad":"${'z'.repeat(80)}"}`);
+    const docs = new Map<string, Buffer[]>();
+    for (let i = 0; i < 3000; i++) {
+      // Sizes vary so that records straddle the window's end; one is larger than the window (1 MiB).
+      const literal = Buffer.from(`{"n":${i},"fill":"${'abcdefgh'.repeat(i === 1500 ? 200_000 : 60 + (i % 97))}","tx":`);
+      docs.set(`address/w${i}.json`, [literal, text, Buffer.from(`,"i":${i}}`)]);
+    }
+    for (const [path, parts] of docs) {
+      for (const _ of writer.recording(path, parts, (p) => (p === text ? { txid, crc: crc32(text) } : undefined)));
+      writer.keep();
+    }
+    writer.close();
+    expect(readFileSync(file).length).toBeGreaterThan(4 << 20);
+    const txs = new TxBlobs();
+    const blob = { part: 0, offset: 0, stored: text.length, encoding: Encoding.IDENTITY, crc: crc32(text) };
+    txs.setDoc(txid, { blob, size: text.length, sha: 0, crc: crc32(text), prefix: 0, prefixCrc: 0, early: false });
+    const paths = [...docs.keys()];
+    // Forward, backward, and a fixed shuffle.
+    const shuffled = paths.map((p, i) => [(i * 7919) % paths.length, p] as const).sort((a, b) => a[0] - b[0]).map(([, p]) => p);
+    for (const order of [paths, [...paths].reverse(), shuffled]) {
+      const hints = new RecipeHints([file]);
+      for (const path of order) {
+        const want = Buffer.concat(docs.get(path)!);
+        const segs = hints.segments(path, want.length, txs);
+        expect(segs, path).toBeDefined();
+        const got = Buffer.concat(segs!.map((x) => (x.type === 'literal' ? x.bytes : text.subarray(x.start, x.start + x.length))));
+        if (!got.equals(want)) expect(got.toString(), path).toBe(want.toString());
+      }
+      hints.close();
+    }
+  });
+
   it('a pack build takes every address and block recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
     for (const [label, renderThreadsAbove] of [['threads', 0], ['main thread', undefined]] as const) {
       const out = tmp(`build-${label}`);

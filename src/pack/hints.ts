@@ -32,6 +32,8 @@ const TX = 1;
 const PREVIOUS = 2;
 const TXID_BYTES = 32;
 const WHAT = 'recipe hints scratch file';
+/** The bytes of a hints file read at once when a record is asked for (RecipeHints). */
+const RECORD_WINDOW = 1 << 20;
 
 /** A part of a document that is a tx's document, as the renderer knows it. */
 export interface EmbeddedTx {
@@ -177,8 +179,15 @@ export class RecipeHints {
   private where = new Float64Array(1024);
   private lengths = new Uint32Array(1024);
   private count = 0;
-  /** The buffer records are read into (reused: a hint's literal segments are valid until the record of another path is read). */
-  private record = Buffer.allocUnsafe(1 << 20);
+  /**
+   * Each file's window of records read ahead: the pack's second pass asks for the records in path
+   * order, which is nearly the order each render thread wrote them in, so one read brings the
+   * next few thousand (a record larger than the window is read alone into `record`). A hint's
+   * literal segments point into these buffers: they are valid until the record of another path is
+   * read.
+   */
+  private readonly windows: { bytes: Buffer; base: number; have: number }[] = [];
+  private record = Buffer.allocUnsafe(0);
   /** The record last read into it, by path. */
   private last: { path: string; record: { b: Buffer; segmentsAt: number } | undefined } | undefined;
 
@@ -187,6 +196,7 @@ export class RecipeHints {
     for (const [i, file] of files.entries()) {
       const fd = onPath(file, WHAT, () => openSync(file, 'r'));
       this.fds.push(fd);
+      this.windows.push({ bytes: Buffer.allocUnsafe(RECORD_WINDOW), base: 0, have: 0 });
       this.scan(i, fd);
     }
   }
@@ -329,17 +339,34 @@ export class RecipeHints {
     const file = this.where[i]! % 16;
     const offset = (this.where[i]! - file) / 16;
     const length = this.lengths[i]!;
-    if (this.record.length < length) this.record = Buffer.allocUnsafe(Math.max(length, 2 * this.record.length));
-    const b = this.record.subarray(0, length);
-    const n = onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, b, 0, length, offset));
-    if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
+    const b = this.bytesAt(file, offset, length);
     const nameLength = length >= 2 ? b.readUInt16LE(0) : length;
     if (2 + nameLength + 8 > length || b.toString('utf8', 2, 2 + nameLength) !== path) return undefined;
     return { b, segmentsAt: 2 + nameLength + 8 };
   }
 
+  /** The `length` bytes at `offset` of hints file `file`: in its window (read there from `offset` on when they are not), or read alone when larger. */
+  private bytesAt(file: number, offset: number, length: number): Buffer {
+    const w = this.windows[file]!;
+    const read = (into: Buffer) => onPath(this.files[file]!, WHAT, () => readSync(this.fds[file]!, into, 0, into.length, offset));
+    if (length > w.bytes.length) {
+      if (this.record.length < length) this.record = Buffer.allocUnsafe(length);
+      const b = this.record.subarray(0, length);
+      const n = read(b);
+      if (n !== length) throw new Error(`${this.files[file]}: truncated at offset ${offset + n}`);
+      return b;
+    }
+    if (offset < w.base || offset + length > w.base + w.have) {
+      w.base = offset;
+      w.have = read(w.bytes);
+      if (w.have < length) throw new Error(`${this.files[file]}: truncated at offset ${offset + w.have}`);
+    }
+    return w.bytes.subarray(offset - w.base, offset - w.base + length);
+  }
+
   close(): void {
     for (const fd of this.fds.splice(0)) closeSync(fd);
+    this.windows.length = 0;
   }
 }
 
