@@ -358,7 +358,12 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
         else yield l;
       }
     }
-    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>) => reader.ahead(lines, willRead, (l) => gzipAhead(l.path), withTxs);
+    // The read thread gzips every other file stored gzip, the main thread the rest as it stores
+    // them: the name variants' 64 documents a name, read one after the other, would leave the
+    // main thread waiting on the read thread's gzip (as a block's tx documents do: tree-read-worker.ts).
+    let turn = 0;
+    const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
+    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>) => reader.ahead(lines, willRead, gzipThere, withTxs);
     for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
     txs.dropSlices();
     // The previous manifest's chunks are read from the pack appended to during the second pass

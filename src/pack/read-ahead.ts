@@ -6,7 +6,7 @@
  * went in.
  *
  * One thread: the pass before the address and block documents is shared between it and the
- * main thread, which gzips every other tx document read with its block. A second read thread,
+ * main thread, which gzips every other document stored gzip. A second read thread,
  * measured, shortened the 200k-tx pack phase by about 16 s but added up to 90 MiB at the pack
  * build's peak, taking it over 1 GiB (docs/benchmarks.md, "Where the memory goes").
  */

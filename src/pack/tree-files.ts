@@ -13,7 +13,7 @@ export const BLOCK_JSON = /^block\/[0-9a-f]{64}\.json$/;
 /** Raw bytes (stored as they are, or as slices) and their hex (derived from them). */
 export const RAW = /\.(?:bin|hex)$/;
 
-/** Whether the file at `path` is stored whole and gzipped (documents that embed tx documents are recipes): the read thread gzips it. */
+/** Whether the file at `path` is stored whole and gzipped (documents that embed tx documents are recipes): the read thread may gzip it. */
 export const gzipAhead = (path: string): boolean => !RAW.test(path) && !EMBEDDING.test(path);
 
 /** The bytes a `.hex` file spells, when it is exactly their lowercase hex; else undefined. */
