@@ -67,18 +67,22 @@ describe('snapshot publish: packs, and runs killed at any step', { timeout: 600_
     mkdirSync(dir, { recursive: true });
     for (const [k, v] of await bucketFiles(fx, prefix)) writeFileSync(join(dir, k), v);
     const reader = await PackReader.open(dir);
-    expect(await reader.verify()).toEqual([]);
-    // The tree whose stats the pack answers; then every file of that tree, byte for byte.
-    const stats = Buffer.from(await answerBytes((await reader.get('stats.json'))!));
-    const index = trees.findIndex((t) => t.get('stats.json')!.equals(stats));
-    expect(index, 'the pack holds one of the trees').toBeGreaterThanOrEqual(0);
-    for (const [path, body] of trees[index]!) {
-      if (path === MANIFEST_PATH) continue; // a pack holds the files a manifest lists, not the manifest
-      const a = await reader.get(path);
-      expect(a && Buffer.from(await answerBytes(a)).equals(body), path).toBe(true);
+    try {
+      expect(await reader.verify()).toEqual([]);
+      // The tree whose stats the pack answers; then every file of that tree, byte for byte.
+      const stats = Buffer.from(await answerBytes((await reader.get('stats.json'))!));
+      const index = trees.findIndex((t) => t.get('stats.json')!.equals(stats));
+      expect(index, 'the pack holds one of the trees').toBeGreaterThanOrEqual(0);
+      for (const [path, body] of trees[index]!) {
+        if (path === MANIFEST_PATH) continue; // a pack holds the files a manifest lists, not the manifest
+        const a = await reader.get(path);
+        expect(a && Buffer.from(await answerBytes(a)).equals(body), path).toBe(true);
+      }
+      return index;
+    } finally {
+      await reader.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-    rmSync(dir, { recursive: true, force: true });
-    return index;
   }
 
   beforeAll(async () => {
