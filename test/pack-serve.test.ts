@@ -3,7 +3,7 @@
 // media type, cache policy and bytes as `snapshot serve` of the tree built the same way, with and
 // without Accept-Encoding: gzip; ETag, 304, HEAD and Range behave as for the tree, and a rebuild of
 // the pack is picked up. Trees: the demo chain and Bitcoin mainnet 0–599 (../shared).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,3 +130,33 @@ function nbitcoinSource(): ChainSource {
 
 // The table's address error rows are written for Namecoin regtest addresses: on Bitcoin only the tree is the reference.
 servedSuite('Bitcoin 0–599', describeShared('chaindata'), nbitcoinSource, { checkRows: false, earlierHeight: 300 });
+
+describe('closing a server of a pack', () => {
+  /** The descriptors this process holds open on files below `dir` (Linux: /proc/self/fd). */
+  const openBelow = (dir: string): string[] =>
+    readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        const target = readlinkSync(`/proc/self/fd/${fd}`);
+        return target.startsWith(`${dir}/`) ? [target] : [];
+      } catch {
+        return []; // closed meanwhile (the directory listing's own descriptor)
+      }
+    });
+
+  it('closes every file of the pack it read, the replaced one too', async () => {
+    const pack = tmp('closing-pack');
+    await buildSnapshot({ source: demoSource(), outDir: pack, format: 'pack', height: 60 });
+    const server = await startServer({ dir: pack, port: 0, log: () => {} });
+    const address = listFiles(tmp('closing-pack.state', 'tree')).find((p) => p.startsWith('address/'))!;
+    for (const target of ['/stats.json', `/${address}`]) expect((await rawRequest(server.url, target)).status, target).toBe(200);
+    // Rebuilt: the next request past the watch's interval opens the new pack, the old one stays open for a while.
+    await buildSnapshot({ source: demoSource(), outDir: pack, format: 'pack', height: 120 });
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(JSON.parse(seen(await rawRequest(server.url, '/stats.json')).body).blocks.main).toBe(121);
+    const before = openBelow(pack);
+    expect(new Set(before.map((f) => f.slice(f.lastIndexOf('.')))), before.join(' ')).toEqual(new Set(['.idx', '.part']));
+    expect(new Set(before.filter((f) => f.endsWith('.idx'))).size, 'the old and the new index').toBe(2);
+    await server.close();
+    expect(openBelow(pack)).toEqual([]);
+  }, 120_000);
+});

@@ -82,6 +82,9 @@ async function siteInfoOf(reader: PackReader, dir: string): Promise<SiteInfo> {
 /** A pack's answers as file entries for the server (see the module comment). */
 export class PackFiles {
   private current: Promise<Generation>;
+  /** Replaced readers not closed yet (the requests that started on them may still read). */
+  private readonly retired = new Set<PackReader>();
+  private closed = false;
 
   constructor(readonly dir: string) {
     this.current = openGeneration(dir);
@@ -96,14 +99,29 @@ export class PackFiles {
   /** Opens the pack `pack.json` names now, when it is another one than the one in use. */
   async reload(): Promise<void> {
     const old = await this.current.catch(() => undefined);
+    if (this.closed) return;
     const next = openGeneration(this.dir);
     const g = await next;
-    if (old && g.reader.index === old.reader.index) {
+    if (this.closed || (old && g.reader.index === old.reader.index)) {
       await g.reader.close();
       return;
     }
     this.current = next;
-    if (old) setTimeout(() => void old.reader.close(), CLOSE_AFTER_MS).unref();
+    if (!old) return;
+    this.retired.add(old.reader);
+    setTimeout(() => {
+      if (this.retired.delete(old.reader)) void old.reader.close();
+    }, CLOSE_AFTER_MS).unref();
+  }
+
+  /** Closes the pack's files (the server has stopped: no request reads them any more). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const readers = [...this.retired];
+    this.retired.clear();
+    const g = await this.current.catch(() => undefined);
+    if (g) readers.push(g.reader);
+    await Promise.all(readers.map((r) => r.close()));
   }
 
   async siteInfo(): Promise<SiteInfo> {

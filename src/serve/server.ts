@@ -168,8 +168,11 @@ function conditional(req: http.IncomingMessage, res: http.ServerResponse, r: Fil
   return { whole: false, start: d.start, end: d.end };
 }
 
+/** A request handler, and what closes the files it holds open (once its server has stopped). */
+export type Handler = ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { close(): Promise<void> };
+
 /** The request handler on its own (for embedding in another server). */
-export function createHandler(dir: string, site: RouterSite, opts: HandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+export function createHandler(dir: string, site: RouterSite, opts: HandlerOptions = {}): Handler {
   const root = resolve(dir);
   // A pack directory answers from its pack (pack-files.ts); a tree from its files.
   const pack = PackFiles.isPack(root) ? new PackFiles(root) : undefined;
@@ -287,7 +290,7 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
     }
   };
 
-  return (req, res) => {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     // Once per interval the tree's identity is re-checked; requests arriving then wait for it.
     if (watch.due(performance.now())) {
       watch.check().then(
@@ -298,13 +301,15 @@ export function createHandler(dir: string, site: RouterSite, opts: HandlerOption
     }
     handle(req, res);
   };
+  return Object.assign(handler, { close: async () => pack?.close() });
 }
 
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const dir = resolve(opts.dir ?? 'out');
   const site = makeRouterSite(opts.info ?? (PackFiles.isPack(dir) ? await packSiteInfo(dir) : readSiteInfo(dir)));
   // The Host rule is checked by the handler, to answer it with a JSON document.
-  const server = http.createServer({ keepAlive: true, requireHostHeader: false }, createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined }));
+  const handler = createHandler(dir, site, { cache: opts.cache, reloadSiteInfo: opts.info === undefined });
+  const server = http.createServer({ keepAlive: true, requireHostHeader: false }, handler);
   // A client that half-closes after sending its request(s) still gets the answers (Node would
   // otherwise abort them and end the socket at once); the socket ends after the last answer.
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
@@ -359,7 +364,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         timer.unref();
         server.close(() => {
           clearTimeout(timer);
-          ok();
+          void handler.close().finally(ok);
         });
         server.closeIdleConnections();
       });
