@@ -29,6 +29,8 @@ export function clipSegments(segments: readonly RecipeSegment[], from: number, t
 /** Clips one list of segments many times (a binary search for each clip's first segment). */
 export class SegmentClipper {
   private readonly starts: number[] = [];
+  /** The bytes the segments assemble. */
+  readonly size: number;
 
   constructor(private readonly segments: readonly RecipeSegment[]) {
     let at = 0;
@@ -36,6 +38,7 @@ export class SegmentClipper {
       this.starts.push(at);
       at += lengthOf(s);
     }
+    this.size = at;
   }
 
   clip(from: number, to: number): RecipeSegment[] {

@@ -262,7 +262,7 @@ export class RecipeHints {
     if (b.readDoubleLE(p - 8) !== size) return undefined;
     const segs: RecipeSegment[] = [];
     let total = 0;
-    let clipper: { of: SegmentClipper; size: number } | undefined;
+    let clipper: SegmentClipper | undefined;
     while (p < b.length) {
       if (b[p] === LITERAL) {
         if (p + 5 > b.length) return undefined;
@@ -275,10 +275,10 @@ export class RecipeHints {
       }
       if (b[p] === PREVIOUS) {
         if (!previous || p + 25 > b.length) return undefined;
-        clipper ??= { of: new SegmentClipper(previous), size: previous.reduce((n, s) => n + (s.type === 'literal' ? s.bytes.length : s.length), 0) };
+        clipper ??= new SegmentClipper(previous);
         const [was, start, len] = [b.readDoubleLE(p + 1), b.readDoubleLE(p + 9), b.readDoubleLE(p + 17)];
         if (was !== clipper.size || !(start >= 0 && len >= 0 && start + len <= was)) return undefined;
-        segs.push(...clipper.of.clip(start, start + len));
+        segs.push(...clipper.clip(start, start + len));
         p += 25;
         total += len;
         continue;
