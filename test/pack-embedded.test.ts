@@ -81,3 +81,28 @@ describe('embedded tx documents', () => {
     expect(embeddedTxSegments(around(txDoc), blobs({ crc: CRC_UNKNOWN, sha: sha48(txDoc) ^ 1 }))).toBeUndefined();
   });
 });
+
+describe('tx slices', () => {
+  const blob = (offset: number): BlobRef => ({ part: 0, offset, stored: 1000, encoding: Encoding.IDENTITY, crc: 0 });
+  const slice = (offset: number, binSha: number) => ({ block: blob(offset), start: 10, length: 100, crc: 1, binSha, hexSha: binSha + 1 });
+
+  it('every different slice of a txid key is kept, first noted first: txids sharing their first 52 bits, one txid in two blocks; the same bytes again once', () => {
+    const txs = new TxBlobs();
+    // Two txids that agree in their first 13 hex digits (the key) and differ after.
+    const a = `${'ab'.repeat(6)}c${'0'.repeat(51)}`;
+    const b = `${'ab'.repeat(6)}c${'f'.repeat(51)}`;
+    txs.setSlice(a, slice(0, 7));
+    txs.setSlice(b, slice(5000, 9));
+    txs.setSlice(a, slice(9000, 7)); // a's bytes again, in another block
+    txs.setSlice(a, slice(12000, 11)); // a with other bytes (another witness), in another block
+    expect(txs.slicesOf(a).map((s) => [s.block.offset, s.binSha])).toEqual([
+      [0, 7],
+      [5000, 9],
+      [12000, 11],
+    ]);
+    expect(txs.slicesOf(b)).toEqual(txs.slicesOf(a));
+    expect(txs.slicesOf('0'.repeat(64))).toEqual([]);
+    txs.dropSlices();
+    expect(txs.slicesOf(a)).toEqual([]);
+  });
+});

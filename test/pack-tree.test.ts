@@ -170,6 +170,43 @@ function packSuite(title: string, suite: typeof describe, buildTree: (out: strin
       }
     });
 
+    it("a tree listing its txs' .bin and .hex without the files (a pack build's private tree) packs the same pack; appended, a listed file its block does not give is its previous answer, checked by its line", async () => {
+      const listed = dir('listed');
+      cpSync(tree, listed, { recursive: true, dereference: true });
+      const raw = lines.filter((l) => /^tx\/[0-9a-f]{64}\.(bin|hex)$/.test(l.path)).map((l) => l.path);
+      expect(raw.length).toBeGreaterThan(100);
+      for (const p of raw) rmSync(join(listed, p));
+      // Fresh: every one is a slice of its block's `.bin`, the pack the same as the full tree's, byte for byte.
+      const fresh = await packFromTree(listed, dir('listed-pack'));
+      expect(fresh.index).toBe(summary.index);
+      for (const f of readdirSync(packDir)) expect(readFileSync(join(fresh.dir, f)).equals(readFileSync(join(packDir, f))), f).toBe(true);
+
+      // Appended with the build's changed paths naming one tx's files alone (its block kept unread): their previous answers.
+      const [bin, hex] = [raw.find((p) => p.endsWith('.bin'))!, raw.find((p) => p.endsWith('.hex'))!];
+      const appended = dir('listed-appended');
+      cpSync(packDir, appended, { recursive: true });
+      const s2 = await packFromTree(listed, appended, { changed: new Set([bin, hex]) });
+      expect(s2.reused).toBe(lines.length);
+      const reader = await PackReader.open(appended);
+      try {
+        for (const p of [bin, hex]) expect(Buffer.from(await answerBytes((await reader.get(p))!)).equals(readFileSync(join(tree, p))), p).toBe(true);
+        expect(await reader.verify()).toEqual([]);
+      } finally {
+        await reader.close();
+      }
+
+      // A listed line whose bytes neither a block packed now nor the previous pack holds: named, no pack written.
+      const manifest = readFileSync(join(listed, MANIFEST_PATH), 'utf8');
+      const at = manifest.indexOf(` ${bin}\n`);
+      const lineStart = manifest.lastIndexOf('\n', at) + 1;
+      writeFileSync(join(listed, MANIFEST_PATH), manifest.slice(0, lineStart) + '0'.repeat(64) + manifest.slice(lineStart + 64));
+      const wrong = dir('listed-wrong');
+      cpSync(packDir, wrong, { recursive: true });
+      const pointer = readFileSync(join(wrong, PACK_POINTER));
+      await expect(packFromTree(listed, wrong, { changed: new Set([bin]) })).rejects.toThrow(`${join(listed, bin)}: listed in ${MANIFEST_PATH}`);
+      expect(readFileSync(join(wrong, PACK_POINTER)).equals(pointer)).toBe(true);
+    });
+
     it('answers every file byte for byte from the directory, ≤ 2 range reads per lookup after the root', async () => {
       const reader = await PackReader.open(packDir, { slotCache: 0 });
       try {

@@ -20,6 +20,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
+import { sha256 } from '../chain/hash.js';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
 import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef, type RecipeSegment } from '../contract/pack-format.js';
@@ -139,25 +140,32 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /** Whether `changed` vouches for `path` in the pack appended to (its record is kept by the writer, unread). */
   const vouched = (path: string): boolean => changed !== undefined && !changed.has(path);
 
-  /** Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a read later). */
+  /**
+   * Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a
+   * read later). Never a tx's `.bin` or `.hex`, which is a slice of its block's `.bin` (packed
+   * after this is asked) and may be only listed (sliceOf): read when no slice has its bytes.
+   */
   const willRead = (l: ManifestLine): boolean => {
-    if (sliceOf(l) || hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
     const tx = l.tx;
+    if (tx && tx[2] !== 'json') return !early && existsSync(join(treeDir, l.path));
+    if (hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
 
   /**
-   * The slice of its block's blob that a tx's `.bin` or `.hex` file is, when the manifest line's
-   * size and sha256 are those of the slice's bytes (or their hex): the file need not be read.
-   * Not where a previous answer could be kept instead (`early` false: each file is compared).
+   * The slice of a block's blob that a tx's `.bin` or `.hex` file is, when the manifest line's
+   * size and sha256 are those of the slice's bytes (or their hex): the file need not be read (a
+   * pack build's private tree lists these files without writing them: site-writer-worker.ts
+   * LISTED). Not where a previous answer could be kept instead (`early` false: each file is
+   * compared), unless the file is only listed (`listed`).
    */
-  const sliceOf = (l: ManifestLine): TxSlice | undefined => {
-    if (!early) return undefined;
+  const sliceOf = (l: ManifestLine, listed = false): TxSlice | undefined => {
+    if (!early && !listed) return undefined;
     const tx = l.tx;
-    const s = tx && tx[2] !== 'json' ? txs.slice(tx[1]!) : undefined;
-    if (!s) return undefined;
-    const hex = tx![2] === 'hex';
-    return l.size === (hex ? 2 * s.length : s.length) && shaKey(l.sha) === (hex ? s.hexSha : s.binSha) ? s : undefined;
+    if (!tx || tx[2] === 'json') return undefined;
+    const hex = tx[2] === 'hex';
+    const sha = shaKey(l.sha);
+    return txs.slicesOf(tx[1]!).find((s) => l.size === (hex ? 2 * s.length : s.length) && sha === (hex ? s.hexSha : s.binSha));
   };
 
   /**
@@ -246,6 +254,22 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     return old?.kind === Kind.RECIPE && old.size === size ? base!.recipe(path, old).catch(() => undefined) : undefined;
   };
 
+  /**
+   * A tx's `.bin` or `.hex` the tree lists without its bytes (site-writer-worker.ts LISTED) and no
+   * block `.bin` this run packed holds (an older block's tx whose file was listed again): its
+   * answer in the pack appended to, when that is the line's bytes.
+   */
+  const packListed = async (l: ManifestLine) => {
+    const old = base && (await base.lookup(l.path));
+    const answer = old && old.size === l.size ? await base!.get(l.path) : undefined;
+    const bytes = answer && (await answerBytes(answer));
+    if (!old || !bytes || sha256(bytes).toString('hex') !== l.sha) {
+      throw new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither a block this run packs nor the pack appended to holds its bytes`);
+    }
+    writer.addExisting(l.path, old);
+    n.reused++;
+  };
+
   const count = (size: number) => {
     if (n.files % 4096 === 0) opts.onProgress?.(n.files);
     n.files++;
@@ -289,6 +313,15 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       if (hex) n.hexEntries++;
       return;
     }
+    if (tx && tx[2] !== 'json' && !existsSync(join(treeDir, l.path))) {
+      const listed = sliceOf(l, true);
+      if (listed) writer.addSlice(l.path, listed.block, listed.start, listed, { hex: tx[2] === 'hex' });
+      else await packListed(l);
+      count(l.size);
+      if (listed) n.slices++;
+      if (tx[2] === 'hex') n.hexEntries++;
+      return;
+    }
     const file = await readChecked(l, ahead);
     const bytes = file.bytes;
     count(bytes.length);
@@ -319,8 +352,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       blob = writer.add(l.path, bytes, { prepared: prepared(file) }).blob;
     } else if (tx && tx[2] !== 'json') {
       const raw = tx[2] === 'hex' ? rawOfHex(bytes) : bytes;
-      const s = raw && txs.slice(tx[1]!);
-      if (raw && s && s.length === raw.length && zcrc32(raw) === s.crc) {
+      const crc = raw && zcrc32(raw);
+      const s = raw && txs.slicesOf(tx[1]!).find((c) => c.length === raw.length && c.crc === crc);
+      if (raw && s) {
         writer.addSlice(l.path, s.block, s.start, s, { hex: tx[2] === 'hex' });
         n.slices++;
       } else if (raw && tx[2] === 'hex') writer.addHex(l.path, raw);
@@ -346,7 +380,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   try {
-    // Like slices, not where a previous answer could be kept instead (each file is compared).
+    // Not where a previous answer could be kept instead (each file is compared), as for the tx documents written early.
     if (early && opts.hints?.length) hints = new RecipeHints(opts.hints);
     // With `changed`, the manifest is read once: the few lines of the second pass (the changed
     // address and block documents) are kept from the first (no more of them than `changed` holds).

@@ -94,7 +94,8 @@ const PENDING = 2;
 export class TxBlobs {
   private readonly docRow = new Map<number, number>();
   private readonly rows = new DocRows();
-  private readonly slices = new Map<number, TxSlice>();
+  /** By txid key: the slice, or the different slices of txids sharing a key or of one txid in several blocks. */
+  private readonly slices = new Map<number, TxSlice | TxSlice[]>();
   private pendingRows = 0;
 
   /** Rows noted with setPending and not yet resolved or forgotten. */
@@ -192,13 +193,26 @@ export class TxBlobs {
     if (i !== undefined) this.rows.state[i] = SETTLED;
   }
 
+  /**
+   * Notes where `txid`'s raw bytes sit in a block's blob. Every different slice is kept: a txid
+   * whose bytes are in several blocks (a duplicate coinbase, a tx with another witness in an
+   * off-chain block) and txids sharing a key each have theirs; the caller picks the one whose
+   * bytes its file lists (a pack build's private tree lists its txs' raw files without them).
+   */
   setSlice(txid: string, s: TxSlice): void {
-    // The first block listing a txid keeps it (a slice is checked against the file before use).
-    if (!this.slices.has(keyOf(txid))) this.slices.set(keyOf(txid), s);
+    const key = keyOf(txid);
+    const had = this.slices.get(key);
+    if (had === undefined) return void this.slices.set(key, s);
+    const list = Array.isArray(had) ? had : [had];
+    if (list.some((o) => o.length === s.length && o.binSha === s.binSha)) return;
+    list.push(s);
+    if (list.length === 2) this.slices.set(key, list);
   }
 
-  slice(txid: string): TxSlice | undefined {
-    return this.slices.get(keyOf(txid));
+  /** The slices noted for `txid`'s key (setSlice), first noted first. */
+  slicesOf(txid: string): readonly TxSlice[] {
+    const had = this.slices.get(keyOf(txid));
+    return had === undefined ? [] : Array.isArray(had) ? had : [had];
   }
 
   /** Slices are needed only until the tx's own files are packed (right after its block's in manifest order). */
