@@ -51,6 +51,20 @@ async function expectDedup(pack: string, tree: string, label: string): Promise<v
   expect(d.slices).toBeGreaterThan(txBins);
 }
 
+/**
+ * A pack build's private tree lists its txs' `.bin` and `.hex` files in its manifest without
+ * holding them (the pack slices each from its block's `.bin`); the other files are there.
+ */
+function expectTxRawListed(privateTree: string): void {
+  const paths = manifestPaths(privateTree);
+  const raw = paths.filter((p) => /^tx\/[0-9a-f]{64}\.(bin|hex)$/.test(p));
+  expect(raw.length).toBeGreaterThan(100);
+  expect(raw.filter((p) => existsSync(join(privateTree, p)))).toEqual([]);
+  expect(readdirSync(join(privateTree, 'tx')).filter((f) => !f.endsWith('.json'))).toEqual([]);
+  const listed = new Set(raw);
+  expect(paths.filter((p) => !listed.has(p) && !existsSync(join(privateTree, p)))).toEqual([]);
+}
+
 const stageTime = (r: { stageSeconds: [string, number][] }, pack: boolean) => r.stageSeconds.filter(([s]) => (s === 'pack') === pack).reduce((n, [, t]) => n + t, 0);
 
 describe('build --format pack: the demo chain', () => {
@@ -66,6 +80,7 @@ describe('build --format pack: the demo chain', () => {
     await expectPackAnswersTree(pack, tree, 'gzip');
     await expectDedup(pack, tree, 'demo');
     expect(existsSync(join(tmp('demo-pack.state'), 'tree', '_manifest.json'))).toBe(true);
+    expectTxRawListed(join(tmp('demo-pack.state'), 'tree'));
     const tb = treeBytes(tree);
     const pb = bytesOf(pack);
     console.log(
@@ -123,6 +138,7 @@ describe('build --format pack: the demo chain', () => {
     expect(r2.pack!.hinted).toBe(changedRecipes);
     await expectPackAnswersTree(inc, tmp('demo-tree'));
     await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));
+    expectTxRawListed(join(tmp('demo-inc.state'), 'tree'));
     const gen2 = await packFiles(inc);
     for (const f of [gen1.index, ...gen1.parts]) {
       const now = statSync(join(inc, f));

@@ -146,6 +146,7 @@ export {
   blockPath,
   errorBody,
   errorDocPath,
+  isTxRawPath,
   parseHeight,
   txPath,
   type BinExt,

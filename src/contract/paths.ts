@@ -55,6 +55,11 @@ export function txPath(txid: string, ext: BinExt): string {
   return `${TX_DIR}/${txid}.${ext}`;
 }
 
+/** Whether `rel` is a tx's `.bin` or `.hex` file (txPath): raw bytes that lie in its block's `.bin`. */
+export function isTxRawPath(rel: string): boolean {
+  return rel.length === TX_DIR.length + 69 && rel.startsWith(`${TX_DIR}/`) && (rel.endsWith('.bin') || rel.endsWith('.hex'));
+}
+
 export function blockPath(hash: string, ext: BinExt): string {
   return `${BLOCK_DIR}/${hash}.${ext}`;
 }

@@ -58,9 +58,10 @@ export function writeBlockFiles(sink: FileSink, hash: string, json: string | Uin
   sink.file(blockPath(hash, 'hex'), raw.toString('hex'));
 }
 
-export function txFiles(sink: FileSink, txid: string, text: Buffer, raw: Buffer): void {
+/** A tx's document, and its `.bin` and `.hex` unless the sink leaves them out or `raw` is undefined (not changed: the tx is in a block already published). */
+export function txFiles(sink: FileSink, txid: string, text: Buffer, raw: Buffer | undefined): void {
   sink.file(txPath(txid, 'json'), text);
-  if (!sink.raw) return;
+  if (!sink.raw || raw === undefined) return;
   sink.file(txPath(txid, 'bin'), raw);
   sink.file(txPath(txid, 'hex'), raw.toString('hex'));
 }
@@ -94,7 +95,8 @@ export function renderHeight(index: ChainIndex, height: number, tip: number, pre
       prefixes.set(element[0]!, tx.txid);
       elements.push(element);
     }
-    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, tx.raw);
+    // Of an older block's tx only the document changes (its raw bytes are the block's, unchanged).
+    if (sink.tx(tx.txid, text, ti)) txFiles(sink, tx.txid, text, only ? undefined : tx.raw);
   });
   const kind: BlockDocumentKind = !only ? 'rendered' : previous ? 'spliced' : 'fallback';
   sink.block(kind);

@@ -79,7 +79,7 @@ export async function writeTxsAndBlocks(ctx: StageContext): Promise<void> {
     const tx = block.txs[ti]!;
     const text = Buffer.from(renderTx(tx, index.net, index.spendersOf(tx.hash, tx.outputs.length), { block: hash, height: h, time }, ctx.pretty), 'utf8');
     pool.texts.add(tx.txid, text);
-    txFiles(writerSink(ctx.writer), tx.txid, text, tx.raw);
+    txFiles(writerSink(ctx.writer), tx.txid, text, changes && !changes.heights.has(h) ? undefined : tx.raw);
   }
   // A lower snapshot height: the heights above it have no block any more (reorged heights below were rendered again).
   for (let h = ctx.height + 1; changes && h <= changes.fromHeight; h++) ctx.writer.delete(blockHeightPath(h));

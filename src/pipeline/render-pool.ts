@@ -103,6 +103,7 @@ export class RenderPool {
       duplicates: [...this.opts.duplicates],
       rowsDir: this.writer.rowsDir,
       rawWritten: this.opts.rawWritten,
+      listTxRaw: this.writer.listTxRaw,
       ...(this.opts.shard && { shard: this.opts.shard }),
     };
   }

@@ -8,12 +8,12 @@
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getNetwork } from '../chain/networks.js';
-import { addressPath } from '../contract/layout.js';
+import { addressPath, isTxRawPath } from '../contract/layout.js';
 import { shardOfPath, type ShardSpec } from '../contract/shard.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { readIfAny, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
+import { listFile, readIfAny, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
 import { HintWriter } from '../pack/hints.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts, type PartsHint } from './block-files.js';
@@ -42,6 +42,8 @@ export interface RenderWorkerData {
   rowsName: string;
   /** The `.bin` and `.hex` files were written during the scan (a full build): write only the documents. */
   rawWritten: boolean;
+  /** The txs' `.bin` and `.hex` files are listed in the manifest, not written (site-writer-worker.ts LISTED). */
+  listTxRaw?: boolean;
   /** A shard build: only this shard's files are written, and the index is opened read-only (many shards read it at once). */
   shard?: ShardSpec;
 }
@@ -124,7 +126,8 @@ export class Renderer {
     const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null): number | undefined => {
       if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return undefined;
       const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      const s = writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
+      const s =
+        d.listTxRaw && b instanceof Uint8Array && isTxRawPath(rel) ? listFile(d.root, this.update, this.dirs, rel, b, this.rows, at) : writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
       if (d.update) paths.push(rel);
       status.push(s);
       at.path = '';

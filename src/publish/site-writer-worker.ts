@@ -50,7 +50,7 @@ export interface WriterWorkerData {
   rowsName: string;
 }
 
-/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes, and each file's flags (HEX, CHANGED). */
+/** One batch: the paths, where each file's bytes end in `data` (-1: delete), the bytes, and each file's flags (HEX, CHANGED, LISTED). */
 export interface WriteBatch {
   paths: string[];
   ends: Int32Array;
@@ -62,6 +62,13 @@ export interface WriteBatch {
 export const HEX = 1;
 /** The caller knows the bytes differ from the published file's: written without reading that one (a wrong hint costs a write, never a wrong file). */
 export const CHANGED = 2;
+
+/**
+ * The file is listed in the manifest (its size and sha256) and not written: a pack build's
+ * private tree lists its txs' `.bin` and `.hex` files this way (listFile), since the pack
+ * stores each as a slice of its block's `.bin`, checked against that line (src/pack/from-tree.ts).
+ */
+export const LISTED = 4;
 
 /** Per file: 0 written, 1 unchanged, 2 deleted, 3 absent (nothing to delete). */
 export const WRITTEN = 0;
@@ -348,6 +355,22 @@ export function writeFile(
   return WRITTEN;
 }
 
+/**
+ * Lists `data` at `rel` in the manifest rows (its size and sha256) without writing a file
+ * (LISTED); in update mode a file there (the published tree's, linked into the staging tree, or
+ * the spare's stale copy) is removed, so the tree holds no file its manifest contradicts.
+ * Counted as written: the path is in the build's changes.
+ */
+export function listFile(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rel: string, data: Uint8Array, rows: ManifestRows, at: { path: string }): number {
+  const path = (at.path = join(root, rel));
+  if (update) {
+    update.stale.delete(rel);
+    if (ensureDir(root, dirname(path), dirs, false)) rmSync(path, { force: true });
+  }
+  rows.written(rel, data.length, sha256(data), 0);
+  return WRITTEN;
+}
+
 /** Writes one batch below `root`; throws with `path` set to the file being written. */
 export function writeBatch(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rows: ManifestRows, { paths, ends, data, flags }: WriteBatch, at: { path: string }): WorkerReply {
   // One transferred buffer per batch (no per-file copies between threads).
@@ -363,7 +386,8 @@ export function writeBatch(root: string, update: UpdateTarget | undefined, dirs:
       bytes += bytesOf.length;
       if (flags && flags[i]! & HEX) bytesOf = Buffer.from(bytesOf.toString('hex'), 'latin1');
     }
-    status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at, flags && flags[i]! & CHANGED ? null : undefined);
+    if (bytesOf && flags && flags[i]! & LISTED) status[i] = listFile(root, update, dirs, rel, bytesOf, rows, at);
+    else status[i] = writeFile(root, update, dirs, rel, bytesOf, rows, at, flags && flags[i]! & CHANGED ? null : undefined);
   });
   return { status, bytes };
 }

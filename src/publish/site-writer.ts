@@ -1,5 +1,6 @@
 import { ioError } from '../runtime/io-error.js';
-import { CHANGED, DELETED, HEX, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './site-writer-worker.js';
+import { isTxRawPath } from '../contract/layout.js';
+import { CHANGED, DELETED, HEX, LISTED, UNCHANGED, WRITTEN, type UpdateOf, type WorkerReply, type WriteBatch, type WriterWorkerData } from './site-writer-worker.js';
 import { WorkerThread } from '../runtime/thread.js';
 import { ThreadGate } from '../runtime/thread-gate.js';
 
@@ -51,15 +52,24 @@ export class SiteWriter {
   private readonly collect: boolean;
   /** The stale paths (UpdateOf) no thread has written or deleted yet (staleLeft). */
   private readonly stale: Set<string>;
+  private readonly keep: ((rel: string) => boolean) | undefined;
+  /** The txs' `.bin` and `.hex` files are listed, not written (the render threads do the same: render-worker.ts). */
+  readonly listTxRaw: boolean;
 
   constructor(
     readonly root: string,
     readonly rowsDir: string,
     /** Absent: `fresh` mode (a new tree); else `update` mode, following that published tree. */
     readonly update: UpdateOf | undefined,
-    /** A shard build: the paths it writes (the others are dropped; callers ask {@link keeps} first to skip rendering them). */
-    private readonly keep?: (rel: string) => boolean,
+    opts: {
+      /** A shard build: the paths it writes (the others are dropped; callers ask {@link keeps} first to skip rendering them). */
+      keep?: (rel: string) => boolean;
+      /** A pack build's private tree: the txs' `.bin` and `.hex` files are listed in the manifest, not written (site-writer-worker.ts LISTED). */
+      listTxRaw?: boolean;
+    } = {},
   ) {
+    this.keep = opts.keep;
+    this.listTxRaw = opts.listTxRaw ?? false;
     this.collect = update !== undefined;
     this.stale = new Set(update?.stale);
     this.lanes = Array.from({ length: WRITER_THREADS }, (_, i) => {
@@ -121,6 +131,7 @@ export class SiteWriter {
 
   private push(rel: string, data: Uint8Array | null, flags = 0): void {
     if (this.keep !== undefined && !this.keep(rel)) return;
+    if (data !== null && this.listTxRaw && isTxRawPath(rel)) flags |= LISTED;
     if (this.gate.failure) throw this.gate.failure;
     if (this.sealing) throw new Error(`${rel}: written after the manifest rows were sealed`);
     const lane = this.lanes[laneOf(rel, this.lanes.length)]!;
