@@ -85,8 +85,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /**
    * Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a
-   * read later). Never a tx's `.bin` or `.hex`, which is a slice of its block's `.bin` (packed
-   * after this is asked) and may be only listed (sliceOf): read when no slice has its bytes.
+   * read later). Not a tx's `.bin` or `.hex` where a slice may serve (its block's `.bin` may be
+   * packed only after this is asked) or the tree only lists it (sliceOf): read when needed.
    */
   const willRead = (l: ManifestLine): boolean => {
     const tx = l.tx;
@@ -257,11 +257,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       return;
     }
     if (tx && tx[2] !== 'json' && !existsSync(join(treeDir, l.path))) {
-      const listed = sliceOf(l, true);
-      if (listed) writer.addSlice(l.path, listed.block, listed.start, listed, { hex: tx[2] === 'hex' });
+      const inBlock = sliceOf(l, true);
+      if (inBlock) writer.addSlice(l.path, inBlock.block, inBlock.start, inBlock, { hex: tx[2] === 'hex' });
       else await packListed(l);
       count(l.size);
-      if (listed) n.slices++;
+      if (inBlock) n.slices++;
       if (tx[2] === 'hex') n.hexEntries++;
       return;
     }

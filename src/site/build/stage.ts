@@ -39,6 +39,6 @@ export function stagePhase({ targets: { outDir, stateDir }, full, shard, format 
  * (site-writer-worker.ts LISTED): a pack build's private tree, whose pack slices each from its
  * block's `.bin`. Not a shard's: a shard's tree may hold a tx's files without its block's.
  */
-export function listsTxRaw({ format, shard }: Pick<Opened, 'format' | 'shard'>): boolean {
+function listsTxRaw({ format, shard }: Pick<Opened, 'format' | 'shard'>): boolean {
   return format === 'pack' && shard === undefined;
 }
