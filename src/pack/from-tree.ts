@@ -83,6 +83,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /** Whether `changed` vouches for `path` in the pack appended to (its record is kept by the writer, unread). */
   const vouched = (path: string): boolean => changed !== undefined && !changed.has(path);
 
+  /** Whether the tree lists the line's file without holding it. */
+  const absent = (l: ManifestLine): boolean => !existsSync(join(treeDir, l.path));
+
   /**
    * Whether packFile will read the line's file (asked ahead of it: a wrong guess costs a read, or a
    * read later). Not a tx's `.bin` or `.hex` where a slice may serve (its block's `.bin` may be
@@ -90,7 +93,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
    */
   const willRead = (l: ManifestLine): boolean => {
     const tx = l.tx;
-    if (tx && tx[2] !== 'json') return !early && existsSync(join(treeDir, l.path));
+    if (tx && tx[2] !== 'json') return !early && !absent(l);
     if (hints?.has(l.path) || (rebase?.unchanged(l.path) && EMBEDDING.test(l.path))) return false;
     return !(tx?.[2] === 'json' && txs.doc(tx[1]!)?.early);
   };
@@ -247,22 +250,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       else n.rebased++;
       return;
     }
-    const slice = sliceOf(l);
-    if (slice) {
+    // A tx's raw file the tree only lists (never read): its block's slice even where a previous
+    // answer could be kept, else packListed. Looked for only where a slice does not settle it.
+    const txRaw = tx !== null && tx[2] !== 'json';
+    const listed = txRaw && !early && absent(l);
+    const slice = sliceOf(l, listed);
+    if (slice || listed || (txRaw && early && absent(l))) {
       const hex = l.path.endsWith('.hex');
-      writer.addSlice(l.path, slice.block, slice.start, slice, { hex });
-      count(l.size);
-      n.slices++;
-      if (hex) n.hexEntries++;
-      return;
-    }
-    if (tx && tx[2] !== 'json' && !existsSync(join(treeDir, l.path))) {
-      const inBlock = sliceOf(l, true);
-      if (inBlock) writer.addSlice(l.path, inBlock.block, inBlock.start, inBlock, { hex: tx[2] === 'hex' });
+      if (slice) writer.addSlice(l.path, slice.block, slice.start, slice, { hex });
       else await packListed(l);
       count(l.size);
-      if (inBlock) n.slices++;
-      if (tx[2] === 'hex') n.hexEntries++;
+      if (slice) n.slices++;
+      if (hex) n.hexEntries++;
       return;
     }
     const file = await readChecked(l, ahead);
