@@ -2,7 +2,7 @@
 // with `--format tree` (the reference), fresh and incremental (extended, reorganised, lowered),
 // old parts are never rewritten and unreferenced ones go only after the new pack.json is in
 // place; a foreign file, a tree where a pack is asked and a pack where a tree is asked are refused.
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NETWORKS } from '../src/chain/networks.js';
@@ -53,15 +53,21 @@ async function expectDedup(pack: string, tree: string, label: string): Promise<v
 
 /**
  * A pack build's private tree lists its txs' `.bin` and `.hex` files in its manifest without
- * holding them (the pack slices each from its block's `.bin`); the other files are there.
+ * holding them (the pack slices each from its block's `.bin`); a fresh one (`fresh`) its compact
+ * address documents too (the pack makes each from its recipe hint); the other files are there.
  */
-function expectTxRawListed(privateTree: string): void {
+function expectListed(privateTree: string, fresh: boolean): void {
   const paths = manifestPaths(privateTree);
   const raw = paths.filter((p) => /^tx\/[0-9a-f]{64}\.(bin|hex)$/.test(p));
   expect(raw.length).toBeGreaterThan(100);
   expect(raw.filter((p) => existsSync(join(privateTree, p)))).toEqual([]);
   expect(readdirSync(join(privateTree, 'tx')).filter((f) => !f.endsWith('.json'))).toEqual([]);
-  const listed = new Set(raw);
+  const addresses = paths.filter((p) => p.startsWith('address/'));
+  expect(addresses.length).toBeGreaterThan(10);
+  const held = addresses.filter((p) => existsSync(join(privateTree, p)));
+  if (fresh) expect(held).toEqual([]);
+  else expect(held.length).toBeGreaterThan(0); // the ones an incremental build changed
+  const listed = new Set([...raw, ...addresses]);
   expect(paths.filter((p) => !listed.has(p) && !existsSync(join(privateTree, p)))).toEqual([]);
 }
 
@@ -80,7 +86,7 @@ describe('build --format pack: the demo chain', () => {
     await expectPackAnswersTree(pack, tree, 'gzip');
     await expectDedup(pack, tree, 'demo');
     expect(existsSync(join(tmp('demo-pack.state'), 'tree', '_manifest.json'))).toBe(true);
-    expectTxRawListed(join(tmp('demo-pack.state'), 'tree'));
+    expectListed(join(tmp('demo-pack.state'), 'tree'), true);
     const tb = treeBytes(tree);
     const pb = bytesOf(pack);
     console.log(
@@ -101,6 +107,14 @@ describe('build --format pack: the demo chain', () => {
   it('extended (120 → 150) and lowered (150 → 120) answers like a fresh pack; old parts are kept untouched, unreferenced ones removed after the swap', async () => {
     const inc = tmp('demo-inc');
     await demo(inc, { format: 'pack', height: 120 });
+    expectListed(join(tmp('demo-inc.state'), 'tree'), true);
+    // The first run after a fresh pack build has no previous address document to splice (the
+    // tree listed them all): it makes the changed ones whole, and writes them.
+    const r1 = await demo(inc, { format: 'pack', height: 121 });
+    expect(r1.mode).toBe('incremental');
+    expect(r1.addressReuse.spliced).toBe(0);
+    expect(r1.pack!.hinted).toBeGreaterThan(0);
+    expectListed(join(tmp('demo-inc.state'), 'tree'), false);
     const gen1 = await packFiles(inc);
     const before = stamps(inc);
     const r2 = await demo(inc, { format: 'pack' });
@@ -138,7 +152,7 @@ describe('build --format pack: the demo chain', () => {
     expect(r2.pack!.hinted).toBe(changedRecipes);
     await expectPackAnswersTree(inc, tmp('demo-tree'));
     await expectSameAnswers(inc, tmp('demo-pack'), manifestPaths(tmp('demo-tree')));
-    expectTxRawListed(join(tmp('demo-inc.state'), 'tree'));
+    expectListed(join(tmp('demo-inc.state'), 'tree'), false);
     const gen2 = await packFiles(inc);
     for (const f of [gen1.index, ...gen1.parts]) {
       const now = statSync(join(inc, f));
@@ -214,24 +228,54 @@ describe('build --format pack: the demo chain', () => {
     expect((JSON.parse(readFileSync(record, 'utf8')) as { wholeBytes: number }).wholeBytes).toBe(atNow);
 
     // Lowered (the blocks above 118 gone, their txs' outputs unspent again) and written whole: still a fresh pack's bytes,
-    // with the old recipe of an address document that did not change damaged in its part (that one is read instead).
+    // with the old recipe of an address document that did not change damaged in its part: one the private tree holds
+    // (an incremental run wrote it) is read instead.
     const fresh118 = await demo(tmp('demo-regrow-fresh-118'), { format: 'pack', height: 118 });
     const tree118 = join(tmp('demo-regrow-fresh-118.state'), 'tree');
     const tree126 = join(tmp('demo-regrow.state'), 'tree');
-    const same = manifestPaths(tree118).find((p) => p.startsWith('address/') && existsSync(join(tree126, p)) && readFileSync(join(tree118, p)).equals(readFileSync(join(tree126, p))) && statSync(join(tree118, p)).size > 2000)!;
-    const reader = await PackReader.open(out);
-    const rec = (await reader.lookup(same))!;
-    const partFile = join(out, reader.parts[rec.part]!.name);
-    await reader.close();
-    expect(rec.kind).toBe(2); // a recipe
-    const part = readFileSync(partFile);
-    part[rec.offset + 1]! ^= 0xff;
-    writeFileSync(partFile, part);
-    writeFileSync(record, JSON.stringify({ ...(JSON.parse(readFileSync(record, 'utf8')) as object), wholeBytes: 1 }) + '\n');
+    const lines = (tree: string) => new Map(readFileSync(join(tree, '_manifest.json'), 'utf8').trim().split('\n').map((l) => [l.split(' ')[2]!, l] as const));
+    const at126 = lines(tree126);
+    const unchanged = [...lines(tree118)].filter(([p, l]) => p.startsWith('address/') && at126.get(p) === l).map(([p]) => p);
+    const same = unchanged.find((p) => existsSync(join(tree126, p)))!;
+    const listedOnly = unchanged.find((p) => !existsSync(join(tree126, p)))!;
+    expect([same, listedOnly]).not.toContain(undefined);
+    /** Flips a byte of `path`'s recipe in the current pack, and makes the next run write the pack whole. */
+    const damage = async (path: string) => {
+      const reader = await PackReader.open(out);
+      const rec = (await reader.lookup(path))!;
+      const partFile = join(out, reader.parts[rec.part]!.name);
+      await reader.close();
+      expect(rec.kind).toBe(Kind.RECIPE);
+      const part = readFileSync(partFile);
+      part[rec.offset + 1]! ^= 0xff;
+      writeFileSync(partFile, part);
+      writeFileSync(record, JSON.stringify({ ...(JSON.parse(readFileSync(record, 'utf8')) as object), wholeBytes: 1 }) + '\n');
+    };
+    await damage(same);
     const lowered = await demo(out, { format: 'pack', height: 118 });
     expect(lowered.pack!.whole).toBe(true);
     expect(lowered.pack!.rebased).toBeGreaterThan(0);
     expect(lowered.pack!.index).toBe(fresh118.pack!.index);
+
+    // One the private tree only lists (unchanged since the fresh build): nothing holds its bytes, so
+    // the run stops naming it, and --out keeps its pack; the next run renders every document again.
+    expect(existsSync(join(tree126, listedOnly))).toBe(false);
+    await damage(listedOnly);
+    const pointer = readFileSync(join(out, PACK_POINTER));
+    const failed = await demo(out, { format: 'pack', height: 120 }).then(() => undefined, (e: Error) => e.message);
+    // The private tree published by that run, and the line of its manifest that lists the document.
+    const line = readFileSync(join(tree126, '_manifest.json'), 'utf8').split('\n').findIndex((l) => l.endsWith(` ${listedOnly}`)) + 1;
+    expect(line).toBeGreaterThan(0);
+    expect(failed).toBe(`${join(realpathSync(tree126), listedOnly)}: listed in _manifest.json (line ${line}) without a file, and neither its recipe hint nor the pack in ${out} gives its bytes`);
+    expect(readFileSync(join(out, PACK_POINTER)).equals(pointer)).toBe(true);
+    const healed = await demo(out, { format: 'pack', height: 120 });
+    expect(healed.mode).toBe('full');
+    expect(healed.fullReason).toContain('lists address documents that only the pack made from it holds');
+    expect(healed.pack!.whole).toBe(true);
+    const fresh120 = await demo(tmp('demo-regrow-fresh-120'), { format: 'pack', height: 120 });
+    expect(healed.pack!.index).toBe(fresh120.pack!.index);
+    expectListed(tree126, false);
+    expect(manifestPaths(tree126).filter((p) => p.startsWith('address/') && !existsSync(join(tree126, p)))).toEqual([]);
   }, 240_000);
 
   it('removes the files no index refers to only after the new pack.json is in place', async () => {

@@ -3,7 +3,7 @@
 // scan of the tree's files makes (the same index, byte for byte); a hint whose tx range is not
 // the document the pack holds is not taken: the file is read and scanned, and answers as it is.
 import { createHash } from 'node:crypto';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { HintWriter, RecipeHints, type EmbeddedTx } from '../src/pack/hints.js';
 import { PackReader } from '../src/pack/reader.js';
 import { TxBlobs } from '../src/pack/tx-blobs.js';
 import { buildSnapshot } from '../src/site/build.js';
+import { packHosts } from '../src/site/build/pack.js';
 import { demoSource } from '../src/source/demo.js';
 import { tempDir } from './support/memory-builds.js';
 import { expectPackAnswersTree, manifestPaths } from './support/pack-compare.js';
@@ -176,12 +177,18 @@ describe('recipe hints', () => {
     }
   });
 
-  it('a pack build takes every address and block recipe from its hints (threads and main thread), and its pack is the one the scan of its tree makes', async () => {
+  it('a pack build takes every address and block recipe from its hints (threads and main thread), and its pack is the one the scan of the same tree makes', async () => {
     for (const [label, renderThreadsAbove] of [['threads', 0], ['main thread', undefined]] as const) {
       const out = tmp(`build-${label}`);
       const report = await buildSnapshot({ source: demoSource(), outDir: out, format: 'pack', height: 120 }, { renderThreadsAbove });
       const tree = join(tmp(`build-${label}.state`), 'tree');
-      const scanned = await packFromTree(tree, tmp(`scanned-${label}`), { withManifest: true });
+      // Its private tree lists the address documents without them (made from their hints alone):
+      // the reference is the tree build of the same chain and hosts, scanned.
+      const whole = tmp(`tree-${label}`);
+      await buildSnapshot({ source: demoSource(), outDir: whole, height: 120, hosts: packHosts(undefined) }, { renderThreadsAbove });
+      expect(readFileSync(join(whole, MANIFEST_PATH)).equals(readFileSync(join(tree, MANIFEST_PATH)))).toBe(true);
+      expect(manifestPaths(tree).filter((p) => p.startsWith('address/') && existsSync(join(tree, p)))).toEqual([]);
+      const scanned = await packFromTree(whole, tmp(`scanned-${label}`), { withManifest: true });
       expect(scanned.hinted).toBe(0);
       expect(report.pack!.index, label).toBe(scanned.index);
       const recipes = await addressRecipes(out, manifestPaths(tree));

@@ -15,6 +15,7 @@ import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
 import type { ChainSource } from '../src/source/types.js';
 import { buildTable, listFiles, namesOf, type Row } from './support/conformance-rows.js';
+import { manifestPaths } from './support/pack-compare.js';
 import { framedBlocks, mapLimit, readChain } from './support/helpers.js';
 import { rawRequest, type RawResponse } from './support/http-raw.js';
 import { HOSTS, tempDir } from './support/memory-builds.js';
@@ -147,7 +148,7 @@ describe('closing a server of a pack', () => {
     const pack = tmp('closing-pack');
     await buildSnapshot({ source: demoSource(), outDir: pack, format: 'pack', height: 60 });
     const server = await startServer({ dir: pack, port: 0, log: () => {} });
-    const address = listFiles(tmp('closing-pack.state', 'tree')).find((p) => p.startsWith('address/'))!;
+    const address = manifestPaths(tmp('closing-pack.state', 'tree')).find((p) => p.startsWith('address/'))!;
     for (const target of ['/stats.json', `/${address}`]) expect((await rawRequest(server.url, target)).status, target).toBe(200);
     // Rebuilt: the next request past the watch's interval opens the new pack, the old one stays open for a while.
     await buildSnapshot({ source: demoSource(), outDir: pack, format: 'pack', height: 120 });

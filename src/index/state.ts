@@ -166,7 +166,8 @@ export async function openIndex(
   net: Network,
   options: string,
   how: {
-    full: boolean;
+    /** true: asked for; a string: why one is needed. */
+    full: boolean | string;
     manifestPath: string;
     genesisOfSource: () => Promise<string>;
     clear: () => void;
@@ -177,7 +178,7 @@ export async function openIndex(
   let store = openStore(stateDir);
   const stored = readMeta(store);
   let meta = stored?.meta;
-  let fullReason = how.full ? 'asked for a full build' : undefined;
+  let fullReason = how.full === true ? 'asked for a full build' : how.full || undefined;
   const published = fullReason || !meta ? undefined : manifestHash(how.manifestPath);
   fullReason ??= reuseProblem(stored, published, net, options);
   if (!fullReason && meta && meta.tip >= 0 && (await how.genesisOfSource()) !== heightRecordAt(store, 0)?.hash) fullReason = 'the source is another chain';

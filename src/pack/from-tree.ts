@@ -264,6 +264,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       if (hex) n.hexEntries++;
       return;
     }
+    // A document the tree lists without its file (a fresh pack build's address documents: its
+    // hint gives it) that neither a hint nor the pack it replaces gives: the build stops here.
+    if (second && ahead === undefined && absent(l)) {
+      throw new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither its recipe hint nor the pack in ${packDir} gives its bytes`);
+    }
     const file = await readChecked(l, ahead);
     const bytes = file.bytes;
     count(bytes.length);

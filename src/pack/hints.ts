@@ -90,13 +90,17 @@ export class HintWriter {
     this.complete = true;
   }
 
-  /** Appends the record of the document whose parts were all just taken (when it embeds a tx document: else there is nothing to hint). */
-  keep(): void {
-    if (!this.complete || this.refs === 0) return;
+  /**
+   * Appends the record of the document whose parts were all just taken, when it embeds a tx
+   * document (else there is nothing to hint); whether it did.
+   */
+  keep(): boolean {
+    if (!this.complete || this.refs === 0) return false;
     this.complete = false;
     this.buf.writeUInt32LE(this.at - 4, 0);
     this.buf.writeDoubleLE(this.size, 6 + this.nameLength);
     this.out.write(this.buf.subarray(0, this.at));
+    return true;
   }
 
   /** Room for `n` more bytes. */

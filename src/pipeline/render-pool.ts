@@ -104,6 +104,7 @@ export class RenderPool {
       rowsDir: this.writer.rowsDir,
       rawWritten: this.opts.rawWritten,
       listTxRaw: this.writer.listTxRaw,
+      listAddresses: this.writer.listAddresses,
       ...(this.opts.shard && { shard: this.opts.shard }),
     };
   }

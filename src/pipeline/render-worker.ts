@@ -13,8 +13,8 @@ import { shardOfPath, type ShardSpec } from '../contract/shard.js';
 import { BlocksSpill } from '../index/blocks-spill.js';
 import { ChainIndex } from '../index/query.js';
 import { openStore } from '../index/store.js';
-import { readIfAny } from '../publish/hashed-files.js';
-import { listFile, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
+import { hashParts, readIfAny } from '../publish/hashed-files.js';
+import { listFile, listHashed, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
 import { HintWriter } from '../pack/hints.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts, type PartsHint } from './block-files.js';
@@ -45,6 +45,11 @@ export interface RenderWorkerData {
   rawWritten: boolean;
   /** The txs' `.bin` and `.hex` files are listed in the manifest, not written (site-writer-worker.ts LISTED). */
   listTxRaw?: boolean;
+  /**
+   * The compact address documents are listed in the manifest, not written, each made by the pack
+   * phase from its recipe hint (`hintsFile`): a fresh pack build's private tree (site/build/pack.ts listsAddresses).
+   */
+  listAddresses?: boolean;
   /** A shard build: only this shard's files are written, and the index is opened read-only (many shards read it at once). */
   shard?: ShardSpec;
 }
@@ -123,21 +128,39 @@ export class Renderer {
     const status: number[] = [];
     const at = { path: '' };
     let what = '';
-    /** Writes a file of this thread's shard: its status, or undefined (another shard's). */
-    const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null): number | undefined => {
-      if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return undefined;
-      const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      const s =
-        d.listTxRaw && b instanceof Uint8Array && isTxRawPath(rel) ? listFile(d.root, this.update, this.dirs, rel, b, this.rows, at) : writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old);
+    /** The task's answer for a file: its status, and its path in an update. */
+    const answer = (rel: string, s: number) => {
       if (d.update) paths.push(rel);
       status.push(s);
       at.path = '';
       return s;
     };
-    /** Writes an assembled document, with its recipe hint in a pack build (compact documents only). */
-    const hinted = (rel: string, parts: Iterable<Uint8Array>, hint: PartsHint, old?: Buffer | null) => {
+    /** Writes a file of this thread's shard: its status, or undefined (another shard's). */
+    const file = (rel: string, data: string | Uint8Array | Iterable<Uint8Array>, old?: Buffer | null): number | undefined => {
+      if (d.shard && shardOfPath(rel, d.shard.count) !== d.shard.index) return undefined;
+      const b = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      return answer(rel, d.listTxRaw && b instanceof Uint8Array && isTxRawPath(rel) ? listFile(d.root, this.update, this.dirs, rel, b, this.rows, at) : writeFile(d.root, this.update, this.dirs, rel, b, this.rows, at, old));
+    };
+    /**
+     * Writes an assembled document (`parts()` makes it), with its recipe hint in a pack build
+     * (compact documents only). With `list` (RenderWorkerData.listAddresses) it is listed, not
+     * written, when its hint is kept and names no duplicate txid's document (whose text may be
+     * another occurrence's than the /tx document the pack holds): the pack phase makes it from the
+     * hint alone. Otherwise it is made again and written, for the pack phase to read if it must.
+     */
+    const hinted = (rel: string, parts: () => Iterable<Uint8Array>, hint: PartsHint, old?: Buffer | null, list = false) => {
       const hints = d.hintsFile && !d.pretty ? (this.hints ??= new HintWriter(d.hintsFile)) : undefined;
-      if (file(rel, hints ? hints.recording(rel, parts, hint.txOf, hint.previous) : parts, old) === WRITTEN) hints?.keep();
+      if (hints && list) {
+        let duplicate = false;
+        const txOf = (p: Uint8Array) => {
+          const t = hint.txOf(p);
+          if (t && this.dups.has(t.txid)) duplicate = true;
+          return t;
+        };
+        const hashed = hashParts(hints.recording(rel, parts(), txOf, hint.previous));
+        if (!duplicate && hints.keep()) return void answer(rel, listHashed(d.root, this.update, this.dirs, rel, hashed, this.rows, at));
+      }
+      if (file(rel, hints ? hints.recording(rel, parts(), hint.txOf, hint.previous) : parts(), old) === WRITTEN) hints?.keep();
     };
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
@@ -151,7 +174,7 @@ export class Renderer {
           what = `height ${h}`;
           renderHeight(index, h, task.tip, d.pretty, task.only[i] ?? undefined, {
             file: (rel, data, hint) => {
-              if (hint && Array.isArray(data)) hinted(rel, data, hint);
+              if (hint && Array.isArray(data)) hinted(rel, () => data, hint);
               else file(rel, data);
             },
             tx: (txid, text, ti) => {
@@ -173,7 +196,7 @@ export class Renderer {
           if (reuse) reuse.previous = before;
           const texts = this.texts!;
           // Its tx texts, and the entries a spliced one copies from its previous version.
-          hinted(rel, addressDocument(index, texts, a, d.pretty, reuse), { txOf: (p) => texts.txOf(p), previous: before }, reuse ? (before ?? null) : undefined);
+          hinted(rel, () => addressDocument(index, texts, a, d.pretty, reuse), { txOf: (p) => texts.txOf(p), previous: before }, reuse ? (before ?? null) : undefined, d.listAddresses);
         }
       }
       const reply: RenderReply = {

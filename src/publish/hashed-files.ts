@@ -29,10 +29,10 @@ const staged = Buffer.allocUnsafe(CHUNK);
  * CHUNK bytes rather than per part (a document of 100k txs has 200k parts). A large part is
  * hashed and written slice by slice in place, never copied.
  */
-function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
+function writeHashed(fd: number | undefined, parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
   if (Array.isArray(parts) && parts.length === 1 && (parts[0] as Uint8Array).length <= CHUNK) {
     const only = parts[0] as Uint8Array;
-    writeAll(fd, only);
+    if (fd !== undefined) writeAll(fd, only);
     return [sha256(only), only.length];
   }
   const h = createHash('sha256');
@@ -40,7 +40,7 @@ function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, 
   let fill = 0;
   const out = (slice: Uint8Array) => {
     h.update(slice);
-    writeAll(fd, slice);
+    if (fd !== undefined) writeAll(fd, slice);
   };
   const flush = () => {
     if (fill > 0) out(staged.subarray(0, fill));
@@ -59,6 +59,11 @@ function writeHashed(fd: number, parts: Iterable<Uint8Array>): [digest: Buffer, 
   }
   flush();
   return [h.digest(), size];
+}
+
+/** The sha256 and size of `parts`, taken one by one as writeHashed takes them, written nowhere (a file the manifest lists without holding it). */
+export function hashParts(parts: Iterable<Uint8Array>): [digest: Buffer, size: number] {
+  return writeHashed(undefined, parts);
 }
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_EXCL, O_NOFOLLOW } = constants;

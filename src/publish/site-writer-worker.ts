@@ -237,17 +237,25 @@ export function writeFile(
 
 /**
  * Lists `data` at `rel` in the manifest rows (its size and sha256) without writing a file
- * (LISTED); in update mode a file there (the published tree's, linked into the staging tree, or
- * the spare's stale copy) is removed, so the tree holds no file its manifest contradicts.
- * Counted as written: the path is in the build's changes.
+ * (LISTED): listHashed.
  */
 export function listFile(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rel: string, data: Uint8Array, rows: ManifestRows, at: { path: string }): number {
+  return listHashed(root, update, dirs, rel, [sha256(data), data.length], rows, at);
+}
+
+/**
+ * Lists the file at `rel`, of this sha256 and size, in the manifest rows without writing it; in
+ * update mode a file there (the published tree's, linked into the staging tree, or the spare's
+ * stale copy) is removed, so the tree holds no file its manifest contradicts. Counted as
+ * written: the path is in the build's changes.
+ */
+export function listHashed(root: string, update: UpdateTarget | undefined, dirs: Set<string>, rel: string, [digest, size]: [Uint8Array, number], rows: ManifestRows, at: { path: string }): number {
   const path = (at.path = join(root, rel));
   if (update) {
     update.stale.delete(rel);
     if (ensureDir(root, dirname(path), dirs, false)) rmSync(path, { force: true });
   }
-  rows.written(rel, data.length, sha256(data), 0);
+  rows.written(rel, size, digest, 0);
   return WRITTEN;
 }
 

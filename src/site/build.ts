@@ -7,7 +7,7 @@ import { boundHeapGrowth } from '../runtime/heap.js';
 import { IoError, ioError } from '../runtime/io-error.js';
 import { openIndexPhase } from './build/open-index.js';
 import type { BuildHooks, BuildOptions, OpenedOptions } from './build/options.js';
-import { packIsCurrent, packPhase, releaseForPack, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
+import { fullBecause, listsAddresses, noteListedAddresses, packIsCurrent, packPhase, releaseForPack, packTargets, packedTreeBefore, refusePackAsTree, type PackReport, type PackTargets } from './build/pack.js';
 import { publishPhase } from './build/publish.js';
 import { renderPhase } from './build/render.js';
 import { buildReport } from './build/report.js';
@@ -72,10 +72,11 @@ async function buildTree(opts: BuildOptions, hooks: BuildHooks, pack?: PackTarge
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
     const packRun = pack && { targets: pack, treeBefore: packedTreeBefore(pack) };
-    if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source }, hooks, targets, packRun);
+    const because = packRun && fullBecause(packRun.targets, packRun.treeBefore);
+    if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source, fullBecause: because }, hooks, targets, packRun);
     const source = await opts.source();
     try {
-      return await runPhases({ ...opts, source }, hooks, targets, packRun);
+      return await runPhases({ ...opts, source, fullBecause: because }, hooks, targets, packRun);
     } finally {
       await source.close();
     }
@@ -97,9 +98,11 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
   let failed = false;
   try {
     const opened = await openIndexPhase(opts, targets, teardown, hooks);
+    const listed = pack !== undefined && listsAddresses(opened, pack.targets);
+    if (listed) noteListedAddresses(pack.targets, true);
     // A full build makes its (empty) tree before the scan, which writes the raw files into it
     // while each block's bytes are in hand; an incremental one takes the spare once the index is synced.
-    const early = opened.full ? stagePhase(opened, teardown) : undefined;
+    const early = opened.full ? stagePhase(opened, teardown, listed) : undefined;
     const synced = await syncPhase(opened, early?.writer);
     if (nothingChanged(opened, synced) && (pack === undefined || packIsCurrent(pack.targets, pack.treeBefore))) return await unchangedReport(opened, synced);
     opened.progress.begin('staging');
@@ -107,6 +110,7 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
+    if (pack && opened.full && !listed) noteListedAddresses(pack.targets, false); // every document is in the tree
     if (pack) await releaseForPack(teardown);
     const packed = pack && (await packPhase(pack.targets, sealed, pack.treeBefore, hooks, opened.progress, opened.hosts));
     return { ...buildReport({ opened, synced, staged, rendered, sealed }), ...(packed && { pack: packed }) };

@@ -63,7 +63,7 @@ export async function openIndexPhase(opts: OpenedOptions, targets: Targets, tear
   const options = JSON.stringify({ pretty, cap, hosts: [...hosts].sort(), out: outDir, ...(opts.nginxUpstream !== undefined && { nginxUpstream: opts.nginxUpstream }) });
   const spillPath = join(stateDir, BLOCKS_SPILL_FILE);
   const { store, meta, fullReason } = await openIndex(stateDir, net, options, {
-    full: opts.full ?? false,
+    full: opts.fullBecause ?? opts.full ?? false,
     manifestPath: join(outDir, MANIFEST_PATH),
     genesisOfSource: () => source.hashAt(0),
     clear: () => clearStateDir(stateDir),

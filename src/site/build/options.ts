@@ -4,8 +4,8 @@ import type { Progress } from '../../runtime/progress.js';
 import type { ScanFault } from '../../source/scan-worker.js';
 import type { ChainSource } from '../../source/types.js';
 
-/** The options with the source opened. */
-export type OpenedOptions = BuildOptions & { source: ChainSource };
+/** The options with the source opened; `fullBecause`: a full build is needed, and why (a pack build's, site/build/pack.ts). */
+export type OpenedOptions = BuildOptions & { source: ChainSource; fullBecause?: string };
 
 /** What a user asks of a build (the CLI's options). */
 export interface BuildOptions {

@@ -33,6 +33,7 @@ import { isMarked, refuse } from '../../publish/releases.js';
 import type { Progress } from '../../runtime/progress.js';
 import type { BuildHooks, BuildOptions } from './options.js';
 import type { Sealed } from './seal.js';
+import type { Opened } from './open-index.js';
 import type { Teardown } from './teardown.js';
 
 export interface PackTargets {
@@ -73,6 +74,8 @@ export interface PackReport {
 const JOURNAL = 'pack.journal';
 const RECORD = 'pack-state.json';
 const GLUE_RECORD = 'pack-glue.json';
+/** Present while the private tree may list address documents it does not hold (listsAddresses). */
+const LISTS_ADDRESSES = 'tree-lists-addresses';
 
 interface PackRecord {
   /** The index pack.json named after the last pack phase, and the sha256 of the tree's manifest it was made from. */
@@ -176,6 +179,36 @@ export function packIsCurrent(pack: PackTargets, treeBefore: string | undefined)
   if (treeBefore === undefined || !existsSync(pack.packDir)) return false;
   const record = readRecord(pack.stateDir);
   return record !== undefined && record.tree === treeBefore && record.index === currentIndex(pack.packDir) && new PackJournal(join(pack.stateDir, JOURNAL)).names().size === 0;
+}
+
+/**
+ * Whether a pack build's private tree lists its compact address documents without holding them
+ * (render-worker.ts listAddresses): a full build of a pack into a directory that holds none. Each
+ * such document is then made by the pack phase from the recipe hint its render thread kept, so
+ * the address documents, most of a tree's bytes (each a copy of tx documents), are not written;
+ * an incremental build writes the ones it changes, as it splices them from their previous
+ * version. Only the pack made from that tree holds the others: see fullBecause.
+ */
+export function listsAddresses(opened: Pick<Opened, 'format' | 'full' | 'shard' | 'pretty'>, pack: PackTargets): boolean {
+  return opened.format === 'pack' && opened.full && opened.shard === undefined && !opened.pretty && !existsSync(join(pack.packDir, PACK_POINTER));
+}
+
+/** Notes, before any document is rendered, that the private tree lists address documents (`on`), or, once a full build that wrote them all is published, that it holds them. */
+export function noteListedAddresses(pack: PackTargets, on: boolean): void {
+  const marker = join(pack.stateDir, LISTS_ADDRESSES);
+  if (on) writeFileSync(marker, '');
+  else rmSync(marker, { force: true });
+}
+
+/**
+ * Why a pack build must be a full one, if it must: its private tree lists address documents
+ * that only the pack made from it holds (listsAddresses), and `--out` does not hold that pack (a
+ * build ended or was killed between publishing the tree and publishing the pack). The tree
+ * cannot be packed again without them, so every document is rendered again.
+ */
+export function fullBecause(pack: PackTargets, treeBefore: string | undefined): string | undefined {
+  if (!existsSync(join(pack.stateDir, LISTS_ADDRESSES)) || packIsCurrent(pack, treeBefore)) return undefined;
+  return `the private tree (${pack.treeDir}) lists address documents that only the pack made from it holds, and ${pack.packDir} does not hold that pack`;
 }
 
 /** The host glue paths the pack builds wrote into the pack directory (recorded before writing them). */
