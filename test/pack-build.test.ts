@@ -11,7 +11,8 @@ import { buildSnapshot, type BuildOptions } from '../src/site/build.js';
 import { REPACK_GROWTH, REPACK_PARTS, repacks } from '../src/site/build/pack.js';
 import { demoSource } from '../src/source/demo.js';
 import { memorySource } from '../src/source/memory.js';
-import { scenario } from './support/chains.js';
+import { asMemoryBlocks, scenario } from './support/chains.js';
+import { ChainBuilder } from '../src/builder/chain.js';
 import { chainPath, framedBlocks, readChain } from './support/helpers.js';
 import { openBlocksDir } from '../src/source/blkdir.js';
 import { HOSTS, NET, tempDir } from './support/memory-builds.js';
@@ -333,6 +334,28 @@ describe('build --format pack: the demo chain', () => {
 });
 
 describe('build --format pack: a reorganised chain', () => {
+  it('a coinbase repeated (BIP30): the address documents that embed it are written (its text is either occurrence\'s), the others listed; the pack answers every file of the tree', async () => {
+    const cb = new ChainBuilder({ network: NET, seed: 30 });
+    cb.mine(110);
+    const repeated = cb.build().main[105]!.txids[0]!;
+    cb.block(undefined, { coinbaseOf: 105 });
+    cb.mine(3);
+    const blocks = asMemoryBlocks(cb.build());
+    expect(blocks.filter((b) => b.raw.includes(Buffer.from(repeated, 'hex').reverse())).length).toBe(2);
+    const build = (outDir: string, format: 'tree' | 'pack') => buildSnapshot({ source: memorySource(NET, blocks), outDir, hosts: HOSTS, format }, { renderThreadsAbove: 0 });
+    const tree = tmp('bip30-tree');
+    const pack = tmp('bip30-pack');
+    await build(tree, 'tree');
+    await build(pack, 'pack');
+    await expectPackAnswersTree(pack, tree);
+    const privateTree = join(tmp('bip30-pack.state'), 'tree');
+    const addresses = manifestPaths(tree).filter((p) => p.startsWith('address/'));
+    const embedding = addresses.filter((p) => readFileSync(join(tree, p), 'latin1').includes(`"${repeated}":{"hash":"${repeated}"`));
+    expect(embedding.length).toBeGreaterThan(0);
+    expect(embedding.length).toBeLessThan(addresses.length);
+    expect(addresses.filter((p) => existsSync(join(privateTree, p)))).toEqual(embedding);
+  }, 240_000);
+
   it('after a reorg of depth 5 answers like a fresh pack and like the tree', async () => {
     const sc = scenario(22, { reorg: true, depth: 5 });
     const build = (blocks: typeof sc.before, outDir: string, height: number, format: 'tree' | 'pack') =>

@@ -6,7 +6,7 @@ import { KeyFactory, Signer, type Key } from './keys.js';
 import { Prng } from './prng.js';
 import { locks, type Lock } from './scripts.js';
 import { blockBytes, blockVersion, coinbaseTx, sealHeader } from './seal.js';
-import { REGTEST_BITS, regtestGenesis, serializeTx } from './serialize.js';
+import { REGTEST_BITS, regtestGenesis, serializeTx, type SerializedTx } from './serialize.js';
 import {
   refKey,
   type BlockHandle,
@@ -72,6 +72,8 @@ export class ChainBuilder {
   private readonly wallet = new Map<string, Coin>();
   private readonly nameState = new Map<string, NameEntry>();
   private readonly nameOps: NameOpRecord[] = [];
+  /** Each coinbase made, by height, for BlockOptions.coinbaseOf. */
+  private readonly coinbases = new Map<number, { tx: SerializedTx; value: bigint }>();
   private readonly minerLock: Lock;
   private readonly changeLocks: Lock[];
   private changeIndex = 0;
@@ -260,6 +262,22 @@ export class ChainBuilder {
     }
   }
 
+  /** The coinbase at main-chain height `of` again (BlockOptions.coinbaseOf): its unspent outputs become this block's. */
+  private repeatCoinbase(ctx: BlockContext, of: number, total: bigint): SerializedTx {
+    const earlier = this.coinbases.get(of);
+    if (!earlier || ctx.txs.length > 0 || earlier.value !== total) {
+      throw new Error(`block ${ctx.height}: coinbaseOf ${of} needs a block with only its coinbase, of the same value, over a coinbase this builder made`);
+    }
+    const cb = earlier.tx;
+    for (let i = 0; ; i++) {
+      const coin = this.utxo.get(refKey(cb.txid, i));
+      if (!coin) break;
+      this.applyAndLog(ctx.ops, { t: 'del', key: refKey(cb.txid, i), coin });
+      this.applyAndLog(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin: { ...coin, height: ctx.height } });
+    }
+    return cb;
+  }
+
   private finish(ctx: BlockContext, parent: Node, opts: BlockOptions, ghost: boolean): Node {
     const { height, time } = ctx;
     // Coinbase: subsidy + fees to the requested outputs.
@@ -268,11 +286,14 @@ export class ChainBuilder {
     const values = splitValues(cbOuts, total, 'coinbase');
     const outputs = cbOuts.map((o, i) => ({ value: values[i]!, script: o.lock.script }));
     const witness = { any: ctx.txs.some((t) => t.hasWitness), wtxids: ctx.txs.map((t) => t.whash) };
-    const cb = serializeTx(coinbaseTx(height, this.prng.bytes(4), outputs, witness));
-    cbOuts.forEach((o, i) => {
-      const coin: Coin = { hash: cb.hash, txid: cb.txid, vout: i, value: values[i]!, lock: o.lock, height, coinbase: true, wallet: o.wallet ?? opts.coinbase === undefined };
-      if (o.lock.satisfy) this.applyAndLog(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
-    });
+    const cb = opts.coinbaseOf !== undefined ? this.repeatCoinbase(ctx, opts.coinbaseOf, total) : serializeTx(coinbaseTx(height, this.prng.bytes(4), outputs, witness));
+    if (opts.coinbaseOf === undefined) {
+      if (!ghost) this.coinbases.set(height, { tx: cb, value: total });
+      cbOuts.forEach((o, i) => {
+        const coin: Coin = { hash: cb.hash, txid: cb.txid, vout: i, value: values[i]!, lock: o.lock, height, coinbase: true, wallet: o.wallet ?? opts.coinbase === undefined };
+        if (o.lock.satisfy) this.applyAndLog(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
+      });
+    }
     // Namecoin: names last updated `depth` blocks ago expire now; their coins become unspendable.
     const depth = this.network.nameExpirationDepth?.(height);
     if (depth !== undefined) {

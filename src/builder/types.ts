@@ -163,6 +163,13 @@ export interface BlockOptions {
   coinbase?: Lock | OutputSpec[];
   /** Override the builder's auxpow setting for this block. */
   auxpow?: boolean;
+  /**
+   * This block's coinbase is the one of the main-chain block at this height, byte for byte: a
+   * duplicate txid (BIP30), as Bitcoin's blocks 91842 and 91880 repeat the coinbases of 91812
+   * and 91722. The block holds no other tx, and its subsidy is that block's; the earlier
+   * coinbase's unspent outputs become this one's.
+   */
+  coinbaseOf?: number;
 }
 
 /** An undoable change to the builder's state (UTXO set, names); internal to the builder. */
