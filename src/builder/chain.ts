@@ -72,7 +72,7 @@ export class ChainBuilder {
   private readonly wallet = new Map<string, Coin>();
   private readonly nameState = new Map<string, NameEntry>();
   private readonly nameOps: NameOpRecord[] = [];
-  /** Each coinbase made, by height, for BlockOptions.coinbaseOf. */
+  /** The coinbase made last at each height (ghost blocks' aside), for BlockOptions.coinbaseOf. */
   private readonly coinbases = new Map<number, { tx: SerializedTx; value: bigint }>();
   private readonly minerLock: Lock;
   private readonly changeLocks: Lock[];
@@ -262,7 +262,7 @@ export class ChainBuilder {
     }
   }
 
-  /** The coinbase at main-chain height `of` again (BlockOptions.coinbaseOf): its unspent outputs become this block's. */
+  /** The coinbase made at height `of` again (BlockOptions.coinbaseOf): its unspent outputs become this block's. */
   private repeatCoinbase(ctx: BlockContext, of: number, total: bigint): SerializedTx {
     const earlier = this.coinbases.get(of);
     if (!earlier || ctx.txs.length > 0 || earlier.value !== total) {

@@ -164,7 +164,7 @@ export interface BlockOptions {
   /** Override the builder's auxpow setting for this block. */
   auxpow?: boolean;
   /**
-   * This block's coinbase is the one of the main-chain block at this height, byte for byte: a
+   * This block's coinbase is the one of the block the builder made last at this height, byte for byte: a
    * duplicate txid (BIP30), as Bitcoin's blocks 91842 and 91880 repeat the coinbases of 91812
    * and 91722. The block holds no other tx, and its subsidy is that block's; the earlier
    * coinbase's unspent outputs become this one's.
