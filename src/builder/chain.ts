@@ -73,7 +73,7 @@ export class ChainBuilder {
   private readonly nameState = new Map<string, NameEntry>();
   private readonly nameOps: NameOpRecord[] = [];
   /** The coinbase made last at each height (ghost blocks' aside), for BlockOptions.coinbaseOf. */
-  private readonly coinbases = new Map<number, { tx: SerializedTx; value: bigint }>();
+  private readonly coinbaseByHeight = new Map<number, { tx: SerializedTx; value: bigint }>();
   private readonly minerLock: Lock;
   private readonly changeLocks: Lock[];
   private changeIndex = 0;
@@ -264,7 +264,7 @@ export class ChainBuilder {
 
   /** The coinbase made at height `of` again (BlockOptions.coinbaseOf): its unspent outputs become this block's. */
   private repeatCoinbase(ctx: BlockContext, of: number, total: bigint): SerializedTx {
-    const earlier = this.coinbases.get(of);
+    const earlier = this.coinbaseByHeight.get(of);
     if (!earlier || ctx.txs.length > 0 || earlier.value !== total) {
       throw new Error(`block ${ctx.height}: coinbaseOf ${of} needs a block with only its coinbase, of the same value, over a coinbase this builder made`);
     }
@@ -288,7 +288,7 @@ export class ChainBuilder {
     const witness = { any: ctx.txs.some((t) => t.hasWitness), wtxids: ctx.txs.map((t) => t.whash) };
     const cb = opts.coinbaseOf !== undefined ? this.repeatCoinbase(ctx, opts.coinbaseOf, total) : serializeTx(coinbaseTx(height, this.prng.bytes(4), outputs, witness));
     if (opts.coinbaseOf === undefined) {
-      if (!ghost) this.coinbases.set(height, { tx: cb, value: total });
+      if (!ghost) this.coinbaseByHeight.set(height, { tx: cb, value: total });
       cbOuts.forEach((o, i) => {
         const coin: Coin = { hash: cb.hash, txid: cb.txid, vout: i, value: values[i]!, lock: o.lock, height, coinbase: true, wallet: o.wallet ?? opts.coinbase === undefined };
         if (o.lock.satisfy) this.applyAndLog(ctx.ops, { t: 'add', key: refKey(cb.txid, i), coin });
