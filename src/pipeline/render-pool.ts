@@ -39,6 +39,8 @@ export interface RenderPoolOptions {
   shard?: ShardSpec;
   /** A pack build: the base name of the threads' recipe hints files (see hintFiles). */
   hintsBase?: string;
+  /** An incremental pack build: the pack made from the published private tree (RenderWorkerData.previousPack). */
+  previousPack?: string;
 }
 
 /**
@@ -105,6 +107,7 @@ export class RenderPool {
       rawWritten: this.opts.rawWritten,
       listTxRaw: this.writer.listTxRaw,
       listAddresses: this.writer.listAddresses,
+      ...(this.opts.previousPack !== undefined && { previousPack: this.opts.previousPack }),
       ...(this.opts.shard && { shard: this.opts.shard }),
     };
   }
@@ -159,10 +162,10 @@ export class RenderPool {
       const file = MAX_TEXT_FILES - 1;
       this.inline ??= new Renderer(this.index, { ...this.data(), textFile: this.texts.path(file), rowsName: 'm', hintsFile: this.hintsFile('m') });
       if (task.kind === 'addresses' && !this.inlineTexts) {
-        this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
+        await this.inline.run(-1, { kind: 'texts', table: this.texts.table(), changed: this.changedTxs });
         this.inlineTexts = true;
       }
-      this.record(file, this.inline.run(-1, task)![0], onDone);
+      this.record(file, (await this.inline.run(-1, task))![0], onDone);
       if (this.gate.failure) throw this.gate.failure;
       return;
     }
@@ -189,7 +192,7 @@ export class RenderPool {
   /** After the last task: every thread (and the main thread's renderer) writes out its last manifest rows. */
   async seal(): Promise<void> {
     await this.drain();
-    if (this.inline) this.record(-1, this.inline.run(-1, { kind: 'seal' })![0], () => undefined);
+    if (this.inline) this.record(-1, (await this.inline.run(-1, { kind: 'seal' }))![0], () => undefined);
     if (this.gate.failure) throw this.gate.failure;
     for (const t of this.threads ?? []) {
       const id = this.nextId++;
@@ -216,7 +219,7 @@ export class RenderPool {
     const threads = this.threads ?? [];
     if (this.gate.failure || threads.some((t) => t.sent.size > 0)) await Promise.all(threads.map((t) => t.worker.terminate()));
     else await Promise.all(threads.map((t) => t.worker.close('close')));
-    this.inline?.close();
+    await this.inline?.close();
     this.texts.close();
   }
 }

@@ -16,6 +16,7 @@ import { openStore } from '../index/store.js';
 import { hashParts, readIfAny } from '../publish/hashed-files.js';
 import { listFile, listHashed, updateTarget, writeFile, WRITTEN, type UpdateOf, type UpdateTarget, type WorkerReply } from '../publish/site-writer-worker.js';
 import { HintWriter } from '../pack/hints.js';
+import { answerBytes, PackReader } from '../pack/reader.js';
 import { ManifestRows } from '../publish/manifest-rows.js';
 import { renderHeight, type BlockDocumentCounts, type PartsHint } from './block-files.js';
 import { addressDocument, changedPredicates, noReuse, type AddressReuse, type AddressReuseCounts, type ChangedTxs } from './address-document.js';
@@ -52,6 +53,12 @@ export interface RenderWorkerData {
   listAddresses?: boolean;
   /** A shard build: only this shard's files are written, and the index is opened read-only (many shards read it at once). */
   shard?: ShardSpec;
+  /**
+   * An incremental pack build whose pack in `--out` was made from the published private tree:
+   * that pack's directory. An address document the tree lists without holding it (listAddresses)
+   * has its previous version there, to splice from.
+   */
+  previousPack?: string;
 }
 
 export type RenderTask =
@@ -95,6 +102,8 @@ export class Renderer {
   private readonly rows: ManifestRows;
   private readonly update: UpdateTarget | undefined;
   private hints: HintWriter | undefined;
+  /** The pack previous address documents are read from (previousAddress), once opened. */
+  private pack: Promise<PackReader> | undefined;
 
   constructor(
     private readonly index: ChainIndex,
@@ -105,7 +114,25 @@ export class Renderer {
     this.update = updateTarget(d.update);
   }
 
-  run(id: number, task: RenderTask): [RenderReply, ArrayBuffer[]] | undefined {
+  /**
+   * The previous version of an address document: the published tree's file (`file`), else (the
+   * tree lists it without holding it) its answer in the pack made from that tree; undefined when
+   * neither has it, or the pack cannot give it (the document is then made whole).
+   */
+  private async previousAddress(rel: string): Promise<{ bytes: Buffer; file: boolean } | undefined> {
+    const { update, previousPack } = this.d;
+    const file = update ? readIfAny(join(update.published, rel)) : undefined;
+    if (file || previousPack === undefined) return file && { bytes: file, file: true };
+    try {
+      this.pack ??= PackReader.open(previousPack, { syncReads: true });
+      const answer = await (await this.pack).get(rel);
+      return answer && { bytes: Buffer.from(await answerBytes(answer)), file: false };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async run(id: number, task: RenderTask): Promise<[RenderReply, ArrayBuffer[]] | undefined> {
     const { index, d } = this;
     if (task.kind === 'seal') {
       try {
@@ -192,11 +219,13 @@ export class Renderer {
         for (const a of task.addresses) {
           what = `address ${a}`;
           const rel = addressPath(a);
-          const before = reuse ? previous(rel) : undefined;
+          const was = reuse ? await this.previousAddress(rel) : undefined;
+          const before = was?.bytes;
           if (reuse) reuse.previous = before;
           const texts = this.texts!;
-          // Its tx texts, and the entries a spliced one copies from its previous version.
-          hinted(rel, () => addressDocument(index, texts, a, d.pretty, reuse), { txOf: (p) => texts.txOf(p), previous: before }, reuse ? (before ?? null) : undefined, d.listAddresses);
+          // Its tx texts, and the entries a spliced one copies from its previous version. One whose
+          // previous version came from the pack is written even if unchanged: there is no published file to keep.
+          hinted(rel, () => addressDocument(index, texts, a, d.pretty, reuse), { txOf: (p) => texts.txOf(p), previous: before }, reuse ? (was?.file ? was.bytes : null) : undefined, d.listAddresses);
         }
       }
       const reply: RenderReply = {
@@ -217,11 +246,12 @@ export class Renderer {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.appender?.close();
     this.reader?.close();
     this.hints?.close(); // open only when the build ends before its seal
     this.hints = undefined;
+    await (await this.pack?.catch(() => undefined))?.close();
   }
 }
 
@@ -231,14 +261,23 @@ if (parentPort && (workerData as RenderWorkerData | undefined)?.kind === 'snapsh
   const readOnly = data.shard !== undefined;
   const blocks = new BlocksSpill(data.spill, readOnly);
   const renderer = new Renderer(new ChainIndex(openStore(data.stateDir, { readOnly }), blocks, getNetwork(data.network)), data);
+  // One message at a time, in order: a task may wait on a read of the previous pack.
+  let queue = Promise.resolve();
   port.on('message', (m: RenderRequest) => {
-    if (m === 'close') {
-      blocks.close();
-      renderer.close();
-      port.close();
-      return;
-    }
-    const answer = renderer.run(m.id, m.task);
-    if (answer) port.postMessage(answer[0], answer[1]);
+    queue = queue.then(async () => {
+      if (m === 'close') {
+        blocks.close();
+        await renderer.close();
+        port.close();
+        return;
+      }
+      const answer = await renderer.run(m.id, m.task);
+      if (answer) port.postMessage(answer[0], answer[1]);
+    }).catch((e: unknown) => {
+      // Not a task's failure (those are answered): the thread ends with it, as a synchronous throw would.
+      setImmediate(() => {
+        throw e;
+      });
+    });
   });
 }

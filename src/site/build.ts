@@ -107,7 +107,9 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     if (nothingChanged(opened, synced) && (pack === undefined || packIsCurrent(pack.targets, pack.treeBefore))) return await unchangedReport(opened, synced);
     opened.progress.begin('staging');
     const staged = early ?? stagePhase(opened, teardown);
-    const rendered = await renderPhase(opened, synced, staged, hooks, teardown);
+    // The pack made from the published private tree holds the address documents that tree lists without holding them.
+    const previousPack = pack && !opened.full && packIsCurrent(pack.targets, pack.treeBefore) ? pack.targets.packDir : undefined;
+    const rendered = await renderPhase(opened, synced, staged, hooks, teardown, previousPack);
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
     if (pack && opened.full && !listed) noteListedAddresses(pack.targets, false); // every document is in the tree

@@ -24,9 +24,10 @@ export interface Rendered {
 
 /**
  * Index → documents: txs and blocks, addresses (from the rendered txs), names, stats and the
- * site files. The meta row gets the figures a full build's scan does not count.
+ * site files. The meta row gets the figures a full build's scan does not count. `previousPack`:
+ * an incremental pack build's pack, made from the published private tree (RenderWorkerData.previousPack).
  */
-export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown): Promise<Rendered> {
+export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown, previousPack?: string): Promise<Rendered> {
   const { index, meta, pretty, cap, progress, hosts, nginxUpstream, full, targets } = opened;
   const { height, changes, side, orphan } = synced;
   await index.store.root.flushed; // the render threads read the index
@@ -41,6 +42,7 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
     threadsAbove: hooks.renderThreadsAbove,
     shard: opened.shard,
     hintsBase: hints,
+    previousPack,
   });
   teardown.add(() => pool.close(), 'threads');
   teardown.add(() => removeHints(pool.hintFiles));
