@@ -124,7 +124,9 @@ export class Renderer {
     const file = update ? readIfAny(join(update.published, rel)) : undefined;
     if (file || previousPack === undefined) return file && { bytes: file, file: true };
     try {
-      this.pack ??= PackReader.open(previousPack, { syncReads: true });
+      // Decoded tx documents kept (32 MiB a thread): one recurs in the documents of its payer and
+      // payees, which a run changes together (without them this costs more than making the documents whole).
+      this.pack ??= PackReader.open(previousPack, { syncReads: true, slotCache: 256, decodedCache: 32 << 20 });
       const answer = await (await this.pack).get(rel);
       return answer && { bytes: Buffer.from(await answerBytes(answer)), file: false };
     } catch {
