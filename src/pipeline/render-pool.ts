@@ -39,7 +39,13 @@ export interface RenderPoolOptions {
   shard?: ShardSpec;
   /** A pack build: the base name of the threads' recipe hints files (see hintFiles). */
   hintsBase?: string;
-  /** An incremental pack build: the pack made from the published private tree (RenderWorkerData.previousPack). */
+  /** A pack build's private tree: its address documents listed (a fresh build), or the pack they are in (RenderWorkerData.listAddresses, previousPack). */
+  pack?: PackRender;
+}
+
+/** How a pack build's render threads treat its address documents (site/build/pack.ts listsAddresses; RenderWorkerData). */
+export interface PackRender {
+  listAddresses: boolean;
   previousPack?: string;
 }
 
@@ -106,8 +112,8 @@ export class RenderPool {
       rowsDir: this.writer.rowsDir,
       rawWritten: this.opts.rawWritten,
       listTxRaw: this.writer.listTxRaw,
-      listAddresses: this.writer.listAddresses,
-      ...(this.opts.previousPack !== undefined && { previousPack: this.opts.previousPack }),
+      listAddresses: this.opts.pack?.listAddresses ?? false,
+      ...(this.opts.pack?.previousPack !== undefined && { previousPack: this.opts.pack.previousPack }),
       ...(this.opts.shard && { shard: this.opts.shard }),
     };
   }

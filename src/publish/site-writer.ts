@@ -55,8 +55,6 @@ export class SiteWriter {
   private readonly keep: ((rel: string) => boolean) | undefined;
   /** The txs' `.bin` and `.hex` files are listed, not written (the render threads do the same: render-worker.ts). */
   readonly listTxRaw: boolean;
-  /** The compact address documents are listed, not written, by the render threads that make them (render-worker.ts listAddresses). */
-  readonly listAddresses: boolean;
 
   constructor(
     readonly root: string,
@@ -68,13 +66,10 @@ export class SiteWriter {
       keep?: (rel: string) => boolean;
       /** A pack build's private tree: the txs' `.bin` and `.hex` files are listed in the manifest, not written (site-writer-worker.ts LISTED). */
       listTxRaw?: boolean;
-      /** A fresh pack build's private tree: the compact address documents are listed, not written (render-worker.ts listAddresses). */
-      listAddresses?: boolean;
     } = {},
   ) {
     this.keep = opts.keep;
     this.listTxRaw = opts.listTxRaw ?? false;
-    this.listAddresses = opts.listAddresses ?? false;
     this.collect = update !== undefined;
     this.stale = new Set(update?.stale);
     this.lanes = Array.from({ length: WRITER_THREADS }, (_, i) => {

@@ -30,6 +30,8 @@ interface PackRun {
   targets: PackTargets;
   /** The sha256 of the private tree's manifest before this build. */
   treeBefore: string | undefined;
+  /** `--out` holds the pack made from that tree (packIsCurrent): nothing else writes it while the build holds its lock. */
+  current: boolean;
 }
 
 /** Where the build may write, settled before any work (docs/operations.md, "Safety rules"); the CLI's refusals come from here. */
@@ -71,8 +73,9 @@ async function buildTree(opts: BuildOptions, hooks: BuildHooks, pack?: PackTarge
   try {
     recoverInterrupted(targets.outDir);
     prepareStateDir(targets.stateDir);
-    const packRun = pack && { targets: pack, treeBefore: packedTreeBefore(pack) };
-    const because = packRun && fullBecause(packRun.targets, packRun.treeBefore);
+    const treeBefore = pack && packedTreeBefore(pack);
+    const packRun = pack && { targets: pack, treeBefore, current: packIsCurrent(pack, treeBefore) };
+    const because = packRun && fullBecause(packRun.targets, packRun.current);
     if (typeof opts.source !== 'function') return await runPhases({ ...opts, source: opts.source, fullBecause: because }, hooks, targets, packRun);
     const source = await opts.source();
     try {
@@ -102,14 +105,14 @@ async function runPhases(opts: OpenedOptions, hooks: BuildHooks, targets: Target
     if (listed) noteListedAddresses(pack.targets, true);
     // A full build makes its (empty) tree before the scan, which writes the raw files into it
     // while each block's bytes are in hand; an incremental one takes the spare once the index is synced.
-    const early = opened.full ? stagePhase(opened, teardown, listed) : undefined;
+    const early = opened.full ? stagePhase(opened, teardown) : undefined;
     const synced = await syncPhase(opened, early?.writer);
-    if (nothingChanged(opened, synced) && (pack === undefined || packIsCurrent(pack.targets, pack.treeBefore))) return await unchangedReport(opened, synced);
+    if (nothingChanged(opened, synced) && (pack === undefined || pack.current)) return await unchangedReport(opened, synced);
     opened.progress.begin('staging');
     const staged = early ?? stagePhase(opened, teardown);
     // The pack made from the published private tree holds the address documents that tree lists without holding them.
-    const previousPack = pack && !opened.full && packIsCurrent(pack.targets, pack.treeBefore) ? pack.targets.packDir : undefined;
-    const rendered = await renderPhase(opened, synced, staged, hooks, teardown, previousPack);
+    const previousPack = pack && !opened.full && pack.current ? pack.targets.packDir : undefined;
+    const rendered = await renderPhase(opened, synced, staged, hooks, teardown, { listAddresses: listed, previousPack });
     const sealed = await sealPhase(opened, synced, staged, rendered);
     await publishPhase(opts, hooks, opened, sealed);
     if (pack && opened.full && !listed) noteListedAddresses(pack.targets, false); // every document is in the tree

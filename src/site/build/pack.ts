@@ -202,12 +202,12 @@ export function noteListedAddresses(pack: PackTargets, on: boolean): void {
 
 /**
  * Why a pack build must be a full one, if it must: its private tree lists address documents
- * that only the pack made from it holds (listsAddresses), and `--out` does not hold that pack (a
+ * that only the pack made from it holds (listsAddresses), and `--out` does not hold that pack (`current`, packIsCurrent, false: a
  * build ended or was killed between publishing the tree and publishing the pack). The tree
  * cannot be packed again without them, so every document is rendered again.
  */
-export function fullBecause(pack: PackTargets, treeBefore: string | undefined): string | undefined {
-  if (!existsSync(join(pack.stateDir, LISTS_ADDRESSES)) || packIsCurrent(pack, treeBefore)) return undefined;
+export function fullBecause(pack: PackTargets, current: boolean): string | undefined {
+  if (current || !existsSync(join(pack.stateDir, LISTS_ADDRESSES))) return undefined;
   return `the private tree (${pack.treeDir}) lists address documents that only the pack made from it holds, and ${pack.packDir} does not hold that pack`;
 }
 

@@ -4,7 +4,7 @@ import { writeAddresses } from '../../pipeline/addresses.js';
 import { writeOffChain, writeTxsAndBlocks } from '../../pipeline/blocks.js';
 import type { StageContext } from '../../pipeline/context.js';
 import { writeNames } from '../../pipeline/name-files.js';
-import { RenderPool } from '../../pipeline/render-pool.js';
+import { RenderPool, type PackRender } from '../../pipeline/render-pool.js';
 import { removeHints } from '../../pack/hints.js';
 import { writeSiteFiles } from '../../pipeline/site-files.js';
 import type { Opened } from './open-index.js';
@@ -24,10 +24,10 @@ export interface Rendered {
 
 /**
  * Index → documents: txs and blocks, addresses (from the rendered txs), names, stats and the
- * site files. The meta row gets the figures a full build's scan does not count. `previousPack`:
- * an incremental pack build's pack, made from the published private tree (RenderWorkerData.previousPack).
+ * site files. The meta row gets the figures a full build's scan does not count. `pack`: what a
+ * pack build's render threads do with its address documents (RenderWorkerData.listAddresses, previousPack).
  */
-export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown, previousPack?: string): Promise<Rendered> {
+export async function renderPhase(opened: Opened, synced: Synced, { writer }: Staged, hooks: BuildHooks, teardown: Teardown, pack?: PackRender): Promise<Rendered> {
   const { index, meta, pretty, cap, progress, hosts, nginxUpstream, full, targets } = opened;
   const { height, changes, side, orphan } = synced;
   await index.store.root.flushed; // the render threads read the index
@@ -42,7 +42,7 @@ export async function renderPhase(opened: Opened, synced: Synced, { writer }: St
     threadsAbove: hooks.renderThreadsAbove,
     shard: opened.shard,
     hintsBase: hints,
-    previousPack,
+    pack,
   });
   teardown.add(() => pool.close(), 'threads');
   teardown.add(() => removeHints(pool.hintFiles));

@@ -20,7 +20,7 @@ export interface Staged {
  * spare release (one run behind: its stale paths are handled as they are written, then linked),
  * else the published tree hard-linked. Removed at the end unless it was published.
  */
-export function stagePhase({ targets: { outDir, stateDir }, full, shard, format }: Opened, teardown: Teardown, listAddresses = false): Staged {
+export function stagePhase({ targets: { outDir, stateDir }, full, shard, format }: Opened, teardown: Teardown): Staged {
   const rowsDir = join(stateDir, 'manifest-rows.tmp');
   const staged = prepareStaging(outDir, full);
   teardown.add(() => currentRelease(outDir) !== basename(staged.dir) && rmSync(staged.dir, { recursive: true, force: true }));
@@ -29,7 +29,6 @@ export function stagePhase({ targets: { outDir, stateDir }, full, shard, format 
   const writer = new SiteWriter(staged.dir, rowsDir, full ? undefined : { published: publishedDir(outDir)!, stale: staged.stale }, {
     keep: shard && shardKeeps(shard),
     listTxRaw: listsTxRaw({ format, shard }),
-    listAddresses, // site/build/pack.ts listsAddresses
   });
   teardown.add(() => writer.close(), 'threads');
   return { writer, rowsDir };
