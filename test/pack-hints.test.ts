@@ -3,7 +3,7 @@
 // scan of the tree's files makes (the same index, byte for byte); a hint whose tx range is not
 // the document the pack holds is not taken: the file is read and scanned, and answers as it is.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -227,6 +227,21 @@ describe('recipe hints', () => {
     const fromDamaged = await packFromTree(tree, tmp('from-damaged'), { hints: [damaged] });
     expect(fromDamaged.hinted).toBe(hinted.hinted - 2);
     expect(fromDamaged.index).toBe(plain.index);
+
+    // The tree lists the first damaged record's document without its file (as a pack build's
+    // private tree lists its address documents): nothing gives its bytes, the pack is not made.
+    const listed = tmp('listed');
+    cpSync(tree, listed, { recursive: true, dereference: true });
+    const firstPath = h.toString('utf8', 6, 6 + h.readUInt16LE(4));
+    expect(firstPath).toMatch(ADDRESS);
+    rmSync(join(listed, firstPath));
+    const lineNo = manifestPaths(listed).indexOf(firstPath) + 1;
+    await expect(packFromTree(listed, tmp('from-listed'), { hints: [damaged] })).rejects.toThrow(
+      `${join(listed, firstPath)}: listed in ${MANIFEST_PATH} (line ${lineNo}) without a file, and neither its recipe hint nor the pack in ${tmp('from-listed')} gives its bytes`,
+    );
+    expect(existsSync(join(tmp('from-listed'), 'pack.json'))).toBe(false);
+    // With its hint whole, the same tree packs: the document is its recipe.
+    expect((await packFromTree(listed, tmp('from-listed-hinted'), { hints: [hints] })).index).toBe(plain.index);
 
     // One tx document changed in place (same size, manifest updated): the address documents
     // still embed its old bytes, which their hints' CRC-32 is of.

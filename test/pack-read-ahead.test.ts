@@ -39,7 +39,7 @@ describe('tree read threads', () => {
     try {
       for await (const [line, read] of reader.ahead(items(), () => true, (l) => l.path.endsWith('.json'), (l) => BLOCK_BIN.test(l.path))) {
         seen.push(line.path);
-        const file = await read!;
+        const file = (await read!)!;
         const bytes = readFileSync(join(tree, line.path));
         expect(file.bytes.equals(bytes), line.path).toBe(true);
         expect(file.sha).toBe(line.sha);

@@ -9,7 +9,8 @@
  * - a `.hex` file that is exactly the lowercase hex of some bytes is a HEX entry over them;
  * - a tx's `.bin` and `.hex` are a slice of its block's `.bin` blob (found by parsing the block);
  * - address and block documents are recipes over the blobs of the tx documents they embed (an
- *   address or block document the build just wrote from the hint it kept then, unread: hints.ts);
+ *   address or block document the build just wrote from the hint it kept then, unread: hints.ts;
+ *   not appending, the read thread makes those recipes);
  * - appending, another changed document is a recipe over its previous answer (delta.ts), and the
  *   `_manifest.json` stored (withManifest) keeps the previous one's unchanged chunks (manifest-chunks.ts).
  * The manifest is read twice (once with `changed`, the second pass's few lines kept from the first):
@@ -63,10 +64,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
   let hints: RecipeHints | undefined; // opened in the try below
+  // Not appending (no previous answers nor kept tx documents to look up), the read thread makes
+  // the hinted recipes (read-ahead.ts useHints) once the tx documents are packed.
+  const hintsThere = early && !base && (opts.hints?.length ?? 0) > 0;
 
   /** The file (read ahead, or now), checked against its manifest line. */
-  const readChecked = async (l: ManifestLine, ahead: Promise<FileRead> | undefined): Promise<FileRead> => {
-    const file = (await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)], [withTxs(l)]).then((r) => r[0]!)))!;
+  const readChecked = async (l: ManifestLine, ahead: Promise<FileRead | undefined> | undefined): Promise<FileRead> => {
+    const file = await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)], [withTxs(l)]).then((r) => r[0]!));
+    if (!file) throw listedWithoutFile(l);
     const { bytes, sha } = file;
     if (bytes.length !== l.size || sha !== l.sha) {
       throw new Error(`${join(treeDir, l.path)}: ${bytes.length} bytes that differ from ${MANIFEST_PATH} line ${l.lineNo} (size ${l.size}, sha256 ${l.sha})`);
@@ -222,8 +227,22 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     n.treeBytes += size;
   };
 
-  const packFile = async (l: ManifestLine, ahead: Promise<FileRead> | undefined, second: boolean) => {
+  /** A document the tree lists without its file (a fresh pack build's address documents: its hint gives it) that neither a hint nor the pack it replaces gives: the build stops. */
+  const listedWithoutFile = (l: ManifestLine) =>
+    new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither its recipe hint nor the pack in ${packDir} gives its bytes`);
+
+  const packFile = async (l: ManifestLine, ahead: Promise<FileRead | undefined> | undefined, second: boolean) => {
     const tx = l.tx;
+    if (second && hintsThere && ahead) {
+      const made = await ahead;
+      if (made?.recipe) {
+        writer.addEncodedRecipe(l.path, l.size, made.bytes, { compress: true, prepared: prepared(made) });
+        count(l.size);
+        n.recipes++;
+        n.hinted++;
+        return;
+      }
+    }
     if (tx?.[2] === 'json') {
       const t = txs.doc(tx[1]!);
       if (t?.early) {
@@ -264,11 +283,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       if (hex) n.hexEntries++;
       return;
     }
-    // A document the tree lists without its file (a fresh pack build's address documents: its
-    // hint gives it) that neither a hint nor the pack it replaces gives: the build stops here.
-    if (second && ahead === undefined && absent(l)) {
-      throw new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither its recipe hint nor the pack in ${packDir} gives its bytes`);
-    }
+    if (second && ahead === undefined && absent(l)) throw listedWithoutFile(l);
     const file = await readChecked(l, ahead);
     const bytes = file.bytes;
     count(bytes.length);
@@ -328,7 +343,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   try {
     // Not where a previous answer could be kept instead (each file is compared), as for the tx documents written early.
-    if (early && opts.hints?.length) hints = new RecipeHints(opts.hints);
+    if (early && opts.hints?.length && !hintsThere) hints = new RecipeHints(opts.hints);
     // With `changed`, the manifest is read once: the few lines of the second pass (the changed
     // address and block documents) are kept from the first (no more of them than `changed` holds).
     const later: ManifestLine[] | undefined = changed ? [] : undefined;
@@ -344,13 +359,14 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // main thread waiting on the read thread's gzip (as a block's tx documents do: tree-read-worker.ts).
     let turn = 0;
     const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
-    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>) => reader.ahead(lines, willRead, gzipThere, withTxs);
+    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) => reader.ahead(lines, willRead, gzipThere, withTxs, recipe);
     for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
     txs.dropSlices();
+    if (hintsThere) reader.useHints(opts.hints!, txs);
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
     const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
-    for await (const [l, ahead] of pass(later ?? manifestLines(manifestPath, take(true)))) await packFile(l, ahead, true);
+    for await (const [l, ahead] of pass(later ?? manifestLines(manifestPath, take(true)), hintsThere ? () => true : undefined)) await packFile(l, ahead, true);
     // Their map of paths is not kept through the index's writing.
     hints?.close();
     hints = undefined;

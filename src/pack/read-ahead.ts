@@ -8,10 +8,13 @@
  * One thread: the pass before the address and block documents is shared between it and the
  * main thread, which gzips every other document stored gzip. A second read thread,
  * measured, shortened the 200k-tx pack phase by about 16 s but added up to 90 MiB at the pack
- * build's peak, taking it over 1 GiB (docs/benchmarks.md, "Where the memory goes").
+ * build's peak, taking it over 1 GiB (docs/benchmarks.md, "Where the memory goes"). In the pass
+ * over the address and block documents, which a build's hints make recipes unread, the thread
+ * makes those recipes (useHints).
  */
 import { WorkerThread } from '../runtime/thread.js';
 import type { TxPlace } from './block-txs.js';
+import type { TxBlobs } from './tx-blobs.js';
 import type { Batch, TreeReadReply, TreeReadRequest, TreeReadWorkerData } from './tree-read-worker.js';
 
 /** A file's bytes, the hex sha256 of them and, when asked for, their gzip at the reader's level. */
@@ -21,6 +24,8 @@ export interface FileRead {
   gzip?: Buffer;
   /** For a block's `.bin` read with `blockTxs`: where its txs sit, each with its document (undefined when there is none). */
   txs?: (TxPlace & { doc: FileRead | undefined })[];
+  /** The item asked for as a recipe was made from its hint: `bytes` are the encoded recipe (sha, gzip of them), not the file's. */
+  recipe?: true;
 }
 
 /** The files of a batch the read thread sent (undefined for a missing one). */
@@ -32,7 +37,12 @@ function filesOf(b: Batch): (FileRead | undefined)[] {
     if (n < 0) return void out.push(undefined);
     const z = b.gzipLengths[i]!;
     const bytes = Buffer.from(b.bytes.buffer, b.bytes.byteOffset + at, n);
-    out.push({ bytes, sha: b.shas[i]!, ...(z >= 0 && { gzip: Buffer.from(b.gzipped.buffer, b.gzipped.byteOffset + gzAt, z) }) });
+    out.push({
+      bytes,
+      sha: b.shas[i]!,
+      ...(z >= 0 && { gzip: Buffer.from(b.gzipped.buffer, b.gzipped.byteOffset + gzAt, z) }),
+      ...(b.recipes?.[i] === 1 && { recipe: true as const }),
+    });
     at += n;
     if (z >= 0) gzAt += z;
   });
@@ -53,6 +63,8 @@ const BYTES_AHEAD = 16 << 20;
  * real-profile chain).
  */
 const WITH_TXS_WEIGHT = 5;
+/** A document asked for as a recipe counts as this fraction of its size: a recipe is a few percent of its document's bytes. */
+const RECIPE_WEIGHT = 1 / 8;
 
 /** The read thread of one packFromTree run. */
 export class TreeReader {
@@ -105,12 +117,23 @@ export class TreeReader {
    * with `missing`, a file that is not there is undefined. `blockTxs[i]`: file i is a block's
    * `.bin`: its `txs` too (FileRead.txs).
    */
-  read(paths: string[], missing = false, gzip: boolean[] = [], blockTxs?: boolean[]): Promise<(FileRead | undefined)[]> {
+  read(paths: string[], missing = false, gzip: boolean[] = [], blockTxs?: boolean[], recipes?: number[]): Promise<(FileRead | undefined)[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }) });
+    this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }), ...(recipes && { recipes }) });
     return p;
+  }
+
+  /**
+   * The recipe hints files (hints.ts) and the tx documents packed so far, which they are checked
+   * against: the items ahead() is asked recipes of from now on are made from their hints.
+   */
+  useHints(files: readonly string[], txs: TxBlobs): void {
+    const copy = txs.docsCopy();
+    const c = copy.columns;
+    const buffers = [copy.keys, copy.rows, c.part, c.offset, c.stored, c.encoding, c.crc, c.size, c.sha, c.docCrc, c.prefix, c.prefixCrc, c.state].map((a) => a.buffer as ArrayBuffer);
+    this.thread.post({ hints: files, txs: copy }, buffers);
   }
 
   async close(): Promise<void> {
@@ -120,16 +143,18 @@ export class TreeReader {
   /**
    * Yields each item of `items` with its file's read started a few batches earlier, or undefined
    * when `wanted` says it is not needed (asked when its batch is sent); gzipped too when
-   * `gzip` says, with its block's txs when `blockTxs` says. A read that fails rejects only when
-   * its item's promise is awaited.
+   * `gzip` says, with its block's txs when `blockTxs` says. Where `recipe` says, the item's
+   * recipe made from its hint (FileRead.recipe; useHints) or, when none holds, its file, which
+   * may be missing (undefined). A read that fails rejects only when its item's promise is awaited.
    */
   async *ahead<T extends { path: string; size: number }>(
     items: AsyncIterable<T> | Iterable<T>,
     wanted: (item: T) => boolean,
     gzip: (item: T) => boolean,
     blockTxs: (item: T) => boolean = () => false,
-  ): AsyncGenerator<[T, Promise<FileRead> | undefined]> {
-    const batches: [T, Promise<FileRead> | undefined][][] = [];
+    recipe: (item: T) => boolean = () => false,
+  ): AsyncGenerator<[T, Promise<FileRead | undefined> | undefined]> {
+    const batches: [T, Promise<FileRead | undefined> | undefined][][] = [];
     const batchBytes: number[] = [];
     let ahead = 0;
     let batch: T[] = [];
@@ -138,14 +163,16 @@ export class TreeReader {
       batchBytes.push(bytes);
       ahead += bytes;
       const want = batch.filter(wanted);
-      const read = want.length ? this.read(want.map((i) => i.path), false, want.map(gzip), want.map(blockTxs)) : undefined;
+      const recipes = want.map((i) => (recipe(i) ? i.size : -1));
+      const asRecipes = recipes.some((r) => r >= 0);
+      const read = want.length ? this.read(want.map((i) => i.path), asRecipes, want.map(gzip), want.map(blockTxs), asRecipes ? recipes : undefined) : undefined;
       read?.catch(() => undefined); // thrown when an item's promise is awaited
       const at = new Map(want.map((item, i) => [item, i]));
       batches.push(
         batch.map((item) => {
           const i = at.get(item);
           if (i === undefined) return [item, undefined];
-          const one = read!.then((r) => r[i]!);
+          const one = read!.then((r) => r[i]);
           one.catch(() => undefined);
           return [item, one];
         }),
@@ -155,7 +182,7 @@ export class TreeReader {
     };
     for await (const item of items) {
       batch.push(item);
-      bytes += blockTxs(item) ? item.size * WITH_TXS_WEIGHT : item.size;
+      bytes += blockTxs(item) ? item.size * WITH_TXS_WEIGHT : recipe(item) ? item.size * RECIPE_WEIGHT : item.size;
       if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) send();
       while (batches.length > BATCHES_AHEAD || (ahead > BYTES_AHEAD && batches.length > 1)) {
         ahead -= batchBytes.shift()!;

@@ -5,14 +5,21 @@
  * finds where its txs sit (with the sha256 of each tx's bytes and of their hex, which its
  * `.bin` and `.hex` lines are checked against instead of reading those files) and reads their
  * documents: the main thread, which stores a block's tx documents next to it, then never waits
- * for a read of its own.
+ * for a read of its own. Given the build's recipe hints and the tx documents' blobs (sent once
+ * the tx documents are packed), it makes the recipes of the documents asked so from their hints
+ * (encoded, hashed and gzipped as the pack writer stores them), reading only those whose hint
+ * does not hold: the second pass of a pack build leaves the main thread only the records.
  */
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { encodeRecipe } from '../contract/pack-recipe.js';
 import { blockTxPlaces, type TxPlace } from './block-txs.js';
+import { RecipeHints } from './hints.js';
+import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
+import { RECIPE_GZIP_MIN } from './writer.js';
 
 export interface TreeReadWorkerData {
   /** Marks a tree read thread. */
@@ -25,15 +32,23 @@ export interface TreeReadWorkerData {
 /**
  * A batch of paths below the root; `missing: true` lets a file that is not there answer -1;
  * `gzip[i]`: also gzip file i; `blockTxs[i]`: file i is a block's `.bin`, also give its txs'
- * places and documents (`tx/<txid>.json`, gzipped; missing ones allowed).
+ * places and documents (`tx/<txid>.json`, gzipped; missing ones allowed); `recipes[i]` (≥ 0):
+ * the manifest's size of document i, whose recipe is made from its hint when that holds (else
+ * the file is read). `hints`: the recipe hints files and the tx documents' blobs they are
+ * checked against, for the `recipes` of the batches after it.
  */
-export type TreeReadRequest = { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[] } | 'close';
+export type TreeReadRequest =
+  | { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[]; recipes?: number[] }
+  | { hints: readonly string[]; txs: TxDocsCopy }
+  | 'close';
 
 /**
  * The files of a batch, one after the other in `bytes`; a length of -1 is a missing file. The
- * gzip of those asked for is in `gzipped` likewise, with a length of -1 for the others.
+ * gzip of those asked for is in `gzipped` likewise, with a length of -1 for the others. Where
+ * `recipes[i]` is 1, item i is not the file but its recipe (encodeRecipe's bytes, their sha256,
+ * and their gzip when the writer would try it: RECIPE_GZIP_MIN).
  */
-export type Batch = { bytes: Uint8Array; lengths: Float64Array; shas: string[]; gzipped: Uint8Array; gzipLengths: Float64Array };
+export type Batch = { bytes: Uint8Array; lengths: Float64Array; shas: string[]; gzipped: Uint8Array; gzipLengths: Float64Array; recipes?: Uint8Array };
 
 /** What `blockTxs` asked for: per block file (by its index in the batch), its txs' places; their documents in one batch, in the same order. */
 export interface BlockTxsReply {
@@ -62,12 +77,35 @@ function readBlockTxs(root: string, batch: Batch, blockTxs: readonly boolean[], 
   return { places, docs: readBatch(root, paths, true, paths.map((_, i) => i % 2 === 0), gzipLevel) };
 }
 
-function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number): Batch {
+/** The recipes this thread makes from hints (TreeReadRequest's `hints`). */
+interface Recipes {
+  hints: RecipeHints;
+  txs: TxBlobs;
+}
+
+/** The encoded recipe of the document at `path` of `size` bytes from its hint, when it has one that holds. */
+function recipeOf(r: Recipes, path: string, size: number): Uint8Array | undefined {
+  // The literal segments point into the hints' read window: encoded before the next record is read.
+  const segments = r.hints.segments(path, size, r.txs);
+  return segments && encodeRecipe(segments);
+}
+
+function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number, recipes?: { sizes: readonly number[]; from: Recipes }): Batch {
   const lengths = new Float64Array(paths.length);
   const fds: (number | undefined)[] = [];
+  const made: (Uint8Array | undefined)[] = [];
   try {
     let total = 0;
     paths.forEach((rel, i) => {
+      const size = recipes?.sizes[i] ?? -1;
+      const recipe = size >= 0 ? recipeOf(recipes!.from, rel, size) : undefined;
+      made.push(recipe);
+      if (recipe) {
+        fds.push(undefined);
+        lengths[i] = recipe.length;
+        total += recipe.length;
+        return;
+      }
       try {
         const fd = openSync(join(root, rel), 'r');
         fds.push(fd);
@@ -86,6 +124,18 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
     const gzipLengths = new Float64Array(paths.length).fill(-1);
     let at = 0;
     paths.forEach((rel, i) => {
+      const recipe = made[i];
+      if (recipe) {
+        bytes.set(recipe, at);
+        shas.push(hash('sha256', recipe, 'hex'));
+        if (recipe.length >= RECIPE_GZIP_MIN) {
+          const z = gzipSync(recipe, { level: gzipLevel });
+          gzips.push(z);
+          gzipLengths[i] = z.length;
+        }
+        at += recipe.length;
+        return;
+      }
       const fd = fds[i];
       if (fd === undefined) return void shas.push('');
       const size = lengths[i]!;
@@ -115,7 +165,7 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
       gzipped.set(z, gzAt);
       gzAt += z.length;
     }
-    return { bytes, lengths, shas, gzipped, gzipLengths };
+    return { bytes, lengths, shas, gzipped, gzipLengths, ...(recipes && { recipes: Uint8Array.from(made, (m) => (m ? 1 : 0)) }) };
   } finally {
     for (const fd of fds) if (fd !== undefined) closeSync(fd);
   }
@@ -124,10 +174,19 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
 if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snapshot-tree-read') {
   const port = parentPort;
   const { root, gzipLevel } = workerData as TreeReadWorkerData;
+  let recipes: Recipes | undefined;
   port.on('message', (m: TreeReadRequest) => {
-    if (m === 'close') return port.close();
+    if (m === 'close') {
+      recipes?.hints.close();
+      return port.close();
+    }
+    if ('hints' in m) {
+      // A hints file that cannot be read fails the thread, and with it the pack (as on the main thread).
+      recipes = { hints: new RecipeHints(m.hints), txs: TxBlobs.ofDocs(m.txs) };
+      return;
+    }
     try {
-      const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel);
+      const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel, m.recipes && recipes && { sizes: m.recipes, from: recipes });
       const blockTxs = m.blockTxs?.some(Boolean) ? readBlockTxs(root, r, m.blockTxs, gzipLevel) : undefined;
       const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }) };
       port.postMessage(reply, [...transfers(r), ...(blockTxs ? transfers(blockTxs.docs) : [])]);

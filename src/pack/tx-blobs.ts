@@ -66,7 +66,7 @@ class DocRows {
   length = 0;
 
   grow(): void {
-    const cap = this.part.length * 2;
+    const cap = Math.max(1024, this.part.length * 2);
     const more = <T extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(a: T): T => {
       const b = new (a.constructor as new (n: number) => T)(cap);
       b.set(a);
@@ -90,6 +90,13 @@ class DocRows {
 const SETTLED = 0;
 const EARLY = 1;
 const PENDING = 2;
+
+/** The document rows of a TxBlobs, as a thread is sent them (TxBlobs.docsCopy, TxBlobs.ofDocs). */
+export interface TxDocsCopy {
+  keys: Float64Array;
+  rows: Uint32Array;
+  columns: Omit<DocRows, 'grow'>;
+}
 
 export class TxBlobs {
   private readonly docRow = new Map<number, number>();
@@ -213,6 +220,46 @@ export class TxBlobs {
   slicesOf(txid: string): readonly TxSlice[] {
     const had = this.slices.get(keyOf(txid));
     return had === undefined ? [] : Array.isArray(had) ? had : [had];
+  }
+
+  /**
+   * The document rows (not the slices, nor pending rows' state beyond their mark), for another
+   * thread to look documents up in: TxBlobs.ofDocs. The arrays are copies (cut to the rows' count).
+   */
+  docsCopy(): TxDocsCopy {
+    const keys = new Float64Array(this.docRow.size);
+    const rows = new Uint32Array(this.docRow.size);
+    let i = 0;
+    for (const [k, r] of this.docRow) {
+      keys[i] = k;
+      rows[i++] = r;
+    }
+    const r = this.rows;
+    const n = r.length;
+    const columns = {
+      part: r.part.slice(0, n),
+      offset: r.offset.slice(0, n),
+      stored: r.stored.slice(0, n),
+      encoding: r.encoding.slice(0, n),
+      crc: r.crc.slice(0, n),
+      size: r.size.slice(0, n),
+      sha: r.sha.slice(0, n),
+      docCrc: r.docCrc.slice(0, n),
+      prefix: r.prefix.slice(0, n),
+      prefixCrc: r.prefixCrc.slice(0, n),
+      state: r.state.slice(0, n),
+      length: n,
+    };
+    return { keys, rows, columns };
+  }
+
+  /** A TxBlobs holding the document rows `copy` (docsCopy's) holds. */
+  static ofDocs(copy: TxDocsCopy): TxBlobs {
+    const t = new TxBlobs();
+    Object.assign(t.rows, copy.columns);
+    for (let i = 0; i < copy.keys.length; i++) t.docRow.set(copy.keys[i]!, copy.rows[i]!);
+    for (let i = 0; i < copy.columns.length; i++) if (copy.columns.state[i] === PENDING) t.pendingRows++;
+    return t;
   }
 
   /** Slices are needed only until the tx's own files are packed (right after its block's in manifest order). */

@@ -186,8 +186,15 @@ export class PackWriter {
   addRecipe(path: string, segments: readonly RecipeSegment[], opts: { compress?: boolean } = {}): { blob: BlobRef; size: number } {
     let size = 0;
     for (const s of segments) size += s.type === 'literal' ? s.bytes.length : s.length;
-    const recipe = encodeRecipe(segments);
-    const blob = this.blob(recipe, (opts.compress ?? false) && recipe.length >= RECIPE_GZIP_MIN);
+    return this.addEncodedRecipe(path, size, encodeRecipe(segments), opts);
+  }
+
+  /**
+   * `path` answers the `size` bytes `recipe` (encodeRecipe's bytes) assembles, as addRecipe: for
+   * a recipe encoded, hashed and gzipped elsewhere (`prepared`: packFromTree's read thread).
+   */
+  addEncodedRecipe(path: string, size: number, recipe: Uint8Array, opts: { compress?: boolean; prepared?: Prepared } = {}): { blob: BlobRef; size: number } {
+    const blob = this.blob(recipe, (opts.compress ?? false) && recipe.length >= RECIPE_GZIP_MIN, opts.prepared);
     this.record(path, Kind.RECIPE, blob, size);
     return { blob, size };
   }
