@@ -82,13 +82,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   /** Whether the line's file is a block's `.bin` whose txs' documents are to be written with it: read with them. */
   const withTxs = (l: ManifestLine): boolean => early && BLOCK_BIN.test(l.path);
 
-  /**
-   * Whether the read thread makes the delta of a changed document (not a tx's, whose blob
-   * recipes name) over its previous answer: every other one (the main thread the rest, as it
-   * packs them: either thread alone would leave the other waiting).
-   */
-  let deltaTurn = 0;
-  const deltaWanted = (l: ManifestLine): boolean => deltasThere && l.tx === null && gzipAhead(l.path) && deltaTurn++ % 2 === 0;
+  /** Whether a changed document (not a tx's, whose blob recipes name) may be a recipe over its previous answer: the read thread's delta. */
+  const deltaWanted = (l: ManifestLine): boolean => deltasThere && l.tx === null && gzipAhead(l.path);
 
   /** What the read thread computed of a file, for the writer. */
   const prepared = (f: FileRead): Prepared => ({ sha256: f.sha, gzip: f.gzip, gzipLevel });
@@ -297,8 +292,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     count(bytes.length);
     const old2 = await reusable(l.path, bytes);
     // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous
-    // answer: the read thread's (deltaWanted), or made here.
-    const delta = file.delta ?? (base && !file.deltaAsked && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes) : undefined);
+    // answer: the read thread's (deltaWanted), or, comparing every file with it, made here.
+    const delta = file.delta ?? (base && !deltasThere && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes) : undefined);
     if (delta) {
       if ('sha' in delta) writer.addEncodedRecipe(l.path, bytes.length, delta.bytes, { compress: true, prepared: prepared(delta) });
       else writer.addRecipe(l.path, delta, { compress: true });

@@ -28,8 +28,6 @@ export interface FileRead {
   recipe?: true;
   /** The item asked for as a delta: its recipe over its answer in the pack appended to (encoded, with its sha256 and gzip), when one is worth storing (deltaOf). */
   delta?: FileRead;
-  /** It was asked for as a delta (with none in `delta`, there is none worth storing). */
-  deltaAsked?: true;
 }
 
 /** What to do besides reading the files (TreeReader.read), per file. */
@@ -139,13 +137,7 @@ export class TreeReader {
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     const { missing = false, gzip = [], blockTxs, recipes, deltas } = ask;
     this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }), ...(recipes && { recipes }), ...(deltas && { deltas }) });
-    if (!deltas?.some(Boolean)) return p;
-    return p.then((files) => {
-      files.forEach((f, i) => {
-        if (f && deltas[i]) f.deltaAsked = true;
-      });
-      return files;
-    });
+    return p;
   }
 
   /** The directory of the pack being appended to: the deltas ahead() is asked for from now on are over its answers. */
