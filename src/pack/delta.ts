@@ -16,7 +16,7 @@ import type { PackReader } from './reader.js';
 /** Previous answers larger than this are not read to be compared (a hub address's is megabytes). */
 export const DELTA_MAX_BYTES = 64 * 1024;
 
-/** A delta is kept when its recipe is at most this share of the document's bytes. */
+/** A delta is kept when its recipe is at most this share of the bytes the document would store. */
 export const DELTA_SAVES = 0.5;
 
 const lengthOf = (s: RecipeSegment): number => (s.type === 'literal' ? s.bytes.length : s.length);
@@ -178,11 +178,10 @@ export function deltaSegments(previous: readonly RecipeSegment[], oldBytes: Uint
 /**
  * The recipe of `bytes`, the new answer of `path`, over its answer in `base`, when that answer is
  * a stored document or a recipe of at most {@link DELTA_MAX_BYTES}, reads back whole (a damaged
- * one is not used) and the recipe is at most {@link DELTA_SAVES} of `bytes`; else undefined.
- * (Its own bytes, not their gzip: whether a document is a delta does not wait on its gzip, which
- * a delta makes needless.)
+ * one is not used) and the recipe is at most {@link DELTA_SAVES} of `storedBytes` (what the
+ * document would take stored); else undefined.
  */
-export async function deltaOf(base: PackReader, path: string, bytes: Uint8Array): Promise<RecipeSegment[] | undefined> {
+export async function deltaOf(base: PackReader, path: string, bytes: Uint8Array, storedBytes: number): Promise<RecipeSegment[] | undefined> {
   const rec = await base.lookup(path);
   if (!rec || rec.size > DELTA_MAX_BYTES || rec.kind === Kind.HEX) return undefined;
   let previous: RecipeSegment[];
@@ -197,5 +196,5 @@ export async function deltaOf(base: PackReader, path: string, bytes: Uint8Array)
   }
   if (old.length !== rec.size) return undefined;
   const segments = deltaSegments(previous, old, bytes);
-  return encodeRecipe(segments).length <= bytes.length * DELTA_SAVES ? segments : undefined;
+  return encodeRecipe(segments).length <= storedBytes * DELTA_SAVES ? segments : undefined;
 }

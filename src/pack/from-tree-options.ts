@@ -1,13 +1,6 @@
 /** What packFromTree (from-tree.ts) is asked to do, and what it reports. */
 import type { PackSummary, PackWriterOptions } from './writer.js';
 
-/**
- * Directory slots a reader of the pack appended to keeps (packFromTree's, its read thread's):
- * paths come in path order, their keys in random order, and 2048 slots (about 24 KiB each) keep
- * every slot of a pack of up to 1M entries after its first read.
- */
-export const BASE_SLOT_CACHE = 2048;
-
 export interface FromTreeOptions extends Omit<PackWriterOptions, 'base' | 'keep'> {
   /** Append to the pack already in the directory (default: when there is one). */
   append?: boolean;

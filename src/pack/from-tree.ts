@@ -35,16 +35,20 @@ import { previousChunks, storeManifest } from './manifest-chunks.js';
 import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxSlice } from './tx-blobs.js';
-import { BASE_SLOT_CACHE, type FromTreeOptions, type FromTreeSummary } from './from-tree-options.js';
+import type { FromTreeOptions, FromTreeSummary } from './from-tree-options.js';
 import { GZIP_LEVEL, PackWriter, type Prepared } from './writer.js';
 
 export type { FromTreeOptions, FromTreeSummary } from './from-tree-options.js';
+
+const BASE_SLOT_CACHE = 2048;
 
 /** Writes the pack of the tree at `treeDir` into `packDir`. */
 export async function packFromTree(treeDir: string, packDir: string, opts: FromTreeOptions = {}): Promise<FromTreeSummary> {
   const manifestPath = join(treeDir, MANIFEST_PATH);
   if (!existsSync(manifestPath)) throw new Error(`${treeDir}: no ${MANIFEST_PATH}; not a finished snapshot tree`);
   const append = opts.append ?? existsSync(join(packDir, PACK_POINTER));
+  // Paths come in path order, their keys in random order: a base slot cache of 2048 slots (about
+  // 24 KiB each) keeps every slot of a pack of up to 1M entries after its first read.
   const base = append ? await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE, syncReads: true }) : undefined;
   const changed = base ? opts.changed : undefined;
   const rebase = !append && opts.rebase && opts.changed && existsSync(join(packDir, PACK_POINTER)) ? new RecipeRebase(await PackReader.open(packDir, { slotCache: BASE_SLOT_CACHE, syncReads: true }), opts.changed) : undefined;
@@ -293,7 +297,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const old2 = await reusable(l.path, bytes);
     // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous
     // answer: the read thread's (deltaWanted), or, comparing every file with it, made here.
-    const delta = file.delta ?? (base && !deltasThere && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes) : undefined);
+    const delta = file.delta ?? (base && !deltasThere && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes, Math.min(bytes.length, file.gzip?.length ?? Infinity)) : undefined);
     if (delta) {
       if ('sha' in delta) writer.addEncodedRecipe(l.path, bytes.length, delta.bytes, { compress: true, prepared: prepared(delta) });
       else writer.addRecipe(l.path, delta, { compress: true });

@@ -23,7 +23,6 @@ import { blockTxPlaces, type TxPlace } from './block-txs.js';
 import { deltaOf } from './delta.js';
 import { RecipeHints } from './hints.js';
 import { PackReader } from './reader.js';
-import { BASE_SLOT_CACHE } from './from-tree-options.js';
 import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
 import { RECIPE_GZIP_MIN } from './writer.js';
 
@@ -116,33 +115,21 @@ function recipeBatch(recipes: readonly (Uint8Array | undefined)[], gzipLevel: nu
 }
 
 /**
- * The deltas of the batch's files `deltas` marks over their answers in `base` (deltaOf); and the
- * gzip of those `gzip` asks for that have none (the batch's own gzip, which a delta makes
- * needless, is left to this: readBatch is not asked it for files marked).
+ * The deltas of the batch's files `deltas` marks over their answers in `base` (deltaOf, with the
+ * bytes the file would take stored: its gzip when read with it).
  */
-async function deltasOf(base: PackReader, paths: readonly string[], batch: Batch, deltas: readonly boolean[], gzip: readonly boolean[], gzipLevel: number): Promise<{ batch: Batch; deltas: Batch }> {
+async function deltasOf(base: PackReader, paths: readonly string[], batch: Batch, deltas: readonly boolean[], gzipLevel: number): Promise<Batch> {
   const made: (Uint8Array | undefined)[] = [];
-  const gzips: Uint8Array[] = [];
-  const gzipLengths = Float64Array.from(batch.gzipLengths);
   let at = 0;
-  let gzAt = 0;
   for (const [i, path] of paths.entries()) {
     const n = batch.lengths[i]!;
     const file = n >= 0 ? batch.bytes.subarray(at, at + n) : undefined;
     if (n >= 0) at += n;
-    const segments = file && deltas[i] ? await deltaOf(base, path, file) : undefined;
-    made.push(segments && encodeRecipe(segments));
     const z = batch.gzipLengths[i]!;
-    if (z >= 0) {
-      gzips.push(batch.gzipped.subarray(gzAt, gzAt + z));
-      gzAt += z;
-    } else if (file && deltas[i] && gzip[i] && !segments && n > 0) {
-      const g = gzipSync(file, { level: gzipLevel });
-      gzips.push(g);
-      gzipLengths[i] = g.length;
-    }
+    const segments = file && deltas[i] ? await deltaOf(base, path, file, Math.min(n, z >= 0 ? z : Infinity)) : undefined;
+    made.push(segments && encodeRecipe(segments));
   }
-  return { batch: { ...batch, gzipped: concatBytes(gzips), gzipLengths }, deltas: recipeBatch(made, gzipLevel) };
+  return recipeBatch(made, gzipLevel);
 }
 
 function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number, recipes?: { sizes: readonly number[]; from: Recipes }): Batch {
@@ -238,18 +225,17 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
       return;
     }
     if ('base' in m) {
-      base = PackReader.open(m.base, { slotCache: BASE_SLOT_CACHE, syncReads: true });
+      // Its directory slots are read again as the deltas need them (the main thread's reader keeps its own).
+      base = PackReader.open(m.base, { slotCache: 1024, syncReads: true });
       base.catch(() => undefined); // thrown where a delta needs it
       return;
     }
     try {
-      const deltas = m.deltas && base ? m.deltas : undefined;
-      const read = readBatch(root, m.paths, m.missing, deltas ? m.gzip.map((g, i) => g && !deltas[i]) : m.gzip, gzipLevel, m.recipes && recipes && { sizes: m.recipes, from: recipes });
-      const blockTxs = m.blockTxs?.some(Boolean) ? readBlockTxs(root, read, m.blockTxs, gzipLevel) : undefined;
-      const withDeltas = deltas ? await deltasOf(await base!, m.paths, read, deltas, m.gzip, gzipLevel) : undefined;
-      const r = withDeltas?.batch ?? read;
-      const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }), ...(withDeltas && { deltas: withDeltas.deltas }) };
-      port.postMessage(reply, [...transfers(r), ...transfers(blockTxs?.docs), ...transfers(withDeltas?.deltas)]);
+      const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel, m.recipes && recipes && { sizes: m.recipes, from: recipes });
+      const blockTxs = m.blockTxs?.some(Boolean) ? readBlockTxs(root, r, m.blockTxs, gzipLevel) : undefined;
+      const deltas = m.deltas && base ? await deltasOf(await base, m.paths, r, m.deltas, gzipLevel) : undefined;
+      const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }), ...(deltas && { deltas }) };
+      port.postMessage(reply, [...transfers(r), ...transfers(blockTxs?.docs), ...transfers(deltas)]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { path?: string };
       port.postMessage({ id: m.id, error: err.message, code: err.code, path: err.path ?? '' } satisfies TreeReadReply);
