@@ -37,7 +37,7 @@ describe('tree read threads', () => {
     let blocks = 0;
     const txs = new Set<string>();
     try {
-      for await (const [line, read] of reader.ahead(items(), () => true, { gzip: (l) => l.path.endsWith('.json'), blockTxs: (l) => BLOCK_BIN.test(l.path) })) {
+      for await (const [line, read] of reader.ahead(items(), () => true, (l) => l.path.endsWith('.json'), (l) => BLOCK_BIN.test(l.path))) {
         seen.push(line.path);
         const file = (await read!)!;
         const bytes = readFileSync(join(tree, line.path));
@@ -77,7 +77,7 @@ describe('tree read threads', () => {
     const reader = new TreeReader(tree, 6);
     try {
       await expect(reader.read(['tx/none.json'])).rejects.toThrow(`${tree}/tx/none.json: ENOENT`);
-      expect(await reader.read(['tx/none.json', MANIFEST_PATH], { missing: true })).toEqual([undefined, expect.objectContaining({ sha: expect.any(String) })]);
+      expect(await reader.read(['tx/none.json', MANIFEST_PATH], true)).toEqual([undefined, expect.objectContaining({ sha: expect.any(String) })]);
     } finally {
       await reader.close();
     }

@@ -60,10 +60,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const txs = new TxBlobs();
   const gzipLevel = opts.gzipLevel ?? GZIP_LEVEL;
   const reader = new TreeReader(treeDir, gzipLevel);
-  // Appending the paths a build changed, the read thread makes each changed document's delta
-  // over its previous answer (deltaOf) as it reads the document.
-  const deltasThere = base !== undefined && changed !== undefined;
-  if (deltasThere) reader.useBase(packDir);
   const n = { files: 0, treeBytes: 0, hexEntries: 0, reused: 0, recipes: 0, slices: 0, hinted: 0, rebased: 0, deltas: 0, manifestChunks: 0, manifestChunksKept: 0 };
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
@@ -74,7 +70,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** The file (read ahead, or now), checked against its manifest line. */
   const readChecked = async (l: ManifestLine, ahead: Promise<FileRead | undefined> | undefined): Promise<FileRead> => {
-    const file = await (ahead ?? reader.read([l.path], { gzip: [gzipAhead(l.path)], blockTxs: [withTxs(l)], deltas: [deltaWanted(l)] }).then((r) => r[0]!));
+    const file = await (ahead ?? reader.read([l.path], false, [gzipAhead(l.path)], [withTxs(l)]).then((r) => r[0]!));
     if (!file) throw listedWithoutFile(l);
     const { bytes, sha } = file;
     if (bytes.length !== l.size || sha !== l.sha) {
@@ -85,9 +81,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
 
   /** Whether the line's file is a block's `.bin` whose txs' documents are to be written with it: read with them. */
   const withTxs = (l: ManifestLine): boolean => early && BLOCK_BIN.test(l.path);
-
-  /** Whether a changed document (not a tx's, whose blob recipes name) may be a recipe over its previous answer: the read thread's delta. */
-  const deltaWanted = (l: ManifestLine): boolean => deltasThere && l.tx === null && gzipAhead(l.path);
 
   /** What the read thread computed of a file, for the writer. */
   const prepared = (f: FileRead): Prepared => ({ sha256: f.sha, gzip: f.gzip, gzipLevel });
@@ -295,12 +288,10 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const bytes = file.bytes;
     count(bytes.length);
     const old2 = await reusable(l.path, bytes);
-    // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous
-    // answer: the read thread's (deltaWanted), or, comparing every file with it, made here.
-    const delta = file.delta ?? (base && !deltasThere && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes, Math.min(bytes.length, file.gzip?.length ?? Infinity)) : undefined);
+    // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous answer.
+    const delta = base && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes, Math.min(bytes.length, file.gzip?.length ?? Infinity)) : undefined;
     if (delta) {
-      if ('sha' in delta) writer.addEncodedRecipe(l.path, bytes.length, delta.bytes, { compress: true, prepared: prepared(delta) });
-      else writer.addRecipe(l.path, delta, { compress: true });
+      writer.addRecipe(l.path, delta, { compress: true });
       n.recipes++;
       n.deltas++;
       return;
@@ -368,8 +359,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // main thread waiting on the read thread's gzip (as a block's tx documents do: tree-read-worker.ts).
     let turn = 0;
     const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
-    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) =>
-      reader.ahead(lines, willRead, { gzip: gzipThere, blockTxs: withTxs, recipe, delta: deltaWanted });
+    const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) => reader.ahead(lines, willRead, gzipThere, withTxs, recipe);
     for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
     txs.dropSlices();
     if (hintsThere) reader.useHints(opts.hints!, txs);

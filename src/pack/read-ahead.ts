@@ -26,27 +26,10 @@ export interface FileRead {
   txs?: (TxPlace & { doc: FileRead | undefined })[];
   /** The item asked for as a recipe was made from its hint: `bytes` are the encoded recipe (sha, gzip of them), not the file's. */
   recipe?: true;
-  /** The item asked for as a delta: its recipe over its answer in the pack appended to (encoded, with its sha256 and gzip), when one is worth storing (deltaOf). */
-  delta?: FileRead;
 }
 
-/** What to do besides reading the files (TreeReader.read), per file. */
-export interface ReadAsk {
-  /** A file that is not there is undefined (else the batch fails). */
-  missing?: boolean;
-  /** Also gzip it (FileRead.gzip). */
-  gzip?: boolean[];
-  /** It is a block's `.bin`: its txs too (FileRead.txs). */
-  blockTxs?: boolean[];
-  /** ≥ 0: the manifest's size of the document, whose recipe is made from its hint when one holds (FileRead.recipe; useHints). */
-  recipes?: number[];
-  /** Its recipe over its answer in the pack appended to, when worth storing (FileRead.delta; useBase). */
-  deltas?: boolean[];
-}
-
-/** The files of a batch the read thread sent (undefined for a missing one), with their deltas (TreeReadReply's `deltas`). */
-function filesOf(b: Batch, deltas?: Batch): (FileRead | undefined)[] {
-  const made = deltas && filesOf(deltas);
+/** The files of a batch the read thread sent (undefined for a missing one). */
+function filesOf(b: Batch): (FileRead | undefined)[] {
   const out: (FileRead | undefined)[] = [];
   let at = 0;
   let gzAt = 0;
@@ -59,7 +42,6 @@ function filesOf(b: Batch, deltas?: Batch): (FileRead | undefined)[] {
       sha: b.shas[i]!,
       ...(z >= 0 && { gzip: Buffer.from(b.gzipped.buffer, b.gzipped.byteOffset + gzAt, z) }),
       ...(b.recipes?.[i] === 1 && { recipe: true as const }),
-      ...(made?.[i] && { delta: made[i] }),
     });
     at += n;
     if (z >= 0) gzAt += z;
@@ -121,7 +103,7 @@ export class TreeReader {
       if (m.code !== undefined) Object.assign(err, { code: m.code });
       return p.reject(err);
     }
-    const out = filesOf(m, m.deltas);
+    const out = filesOf(m);
     if (m.blockTxs) {
       const docs = filesOf(m.blockTxs.docs);
       let d = 0;
@@ -130,19 +112,17 @@ export class TreeReader {
     p.resolve(out);
   }
 
-  /** The files at `paths` (below the root) with their sha256, and what `ask` asks of each. */
-  read(paths: string[], ask: ReadAsk = {}): Promise<(FileRead | undefined)[]> {
+  /**
+   * The files at `paths` (below the root) with their sha256, and their gzip where `gzip` says;
+   * with `missing`, a file that is not there is undefined. `blockTxs[i]`: file i is a block's
+   * `.bin`: its `txs` too (FileRead.txs).
+   */
+  read(paths: string[], missing = false, gzip: boolean[] = [], blockTxs?: boolean[], recipes?: number[]): Promise<(FileRead | undefined)[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    const { missing = false, gzip = [], blockTxs, recipes, deltas } = ask;
-    this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }), ...(recipes && { recipes }), ...(deltas && { deltas }) });
+    this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }), ...(recipes && { recipes }) });
     return p;
-  }
-
-  /** The directory of the pack being appended to: the deltas ahead() is asked for from now on are over its answers. */
-  useBase(packDir: string): void {
-    this.thread.post({ base: packDir });
   }
 
   /**
@@ -163,18 +143,17 @@ export class TreeReader {
   /**
    * Yields each item of `items` with its file's read started a few batches earlier, or undefined
    * when `wanted` says it is not needed (asked when its batch is sent); gzipped too when
-   * `ask.gzip` says, with its block's txs when `ask.blockTxs` says, with its delta when
-   * `ask.delta` says. Where `ask.recipe` says, the item's recipe made from its hint
-   * (FileRead.recipe) or, when none holds, its file, which may be missing (undefined). A read
-   * that fails rejects only when its item's promise is awaited.
+   * `gzip` says, with its block's txs when `blockTxs` says. Where `recipe` says, the item's
+   * recipe made from its hint (FileRead.recipe; useHints) or, when none holds, its file, which
+   * may be missing (undefined). A read that fails rejects only when its item's promise is awaited.
    */
   async *ahead<T extends { path: string; size: number }>(
     items: AsyncIterable<T> | Iterable<T>,
     wanted: (item: T) => boolean,
-    ask: { gzip: (item: T) => boolean; blockTxs?: (item: T) => boolean; recipe?: (item: T) => boolean; delta?: (item: T) => boolean },
+    gzip: (item: T) => boolean,
+    blockTxs: (item: T) => boolean = () => false,
+    recipe: (item: T) => boolean = () => false,
   ): AsyncGenerator<[T, Promise<FileRead | undefined> | undefined]> {
-    const no = () => false;
-    const { gzip, blockTxs = no, recipe = no, delta } = ask;
     const batches: [T, Promise<FileRead | undefined> | undefined][][] = [];
     const batchBytes: number[] = [];
     let ahead = 0;
@@ -186,13 +165,7 @@ export class TreeReader {
       const want = batch.filter(wanted);
       const recipes = want.map((i) => (recipe(i) ? i.size : -1));
       const asRecipes = recipes.some((r) => r >= 0);
-      const deltas = delta && want.map(delta);
-      const read = want.length
-        ? this.read(
-            want.map((i) => i.path),
-            { missing: asRecipes, gzip: want.map(gzip), blockTxs: want.map(blockTxs), ...(asRecipes && { recipes }), ...(deltas?.some(Boolean) && { deltas }) },
-          )
-        : undefined;
+      const read = want.length ? this.read(want.map((i) => i.path), asRecipes, want.map(gzip), want.map(blockTxs), asRecipes ? recipes : undefined) : undefined;
       read?.catch(() => undefined); // thrown when an item's promise is awaited
       const at = new Map(want.map((item, i) => [item, i]));
       batches.push(

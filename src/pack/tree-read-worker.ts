@@ -9,20 +9,15 @@
  * the tx documents are packed), it makes the recipes of the documents asked so from their hints
  * (encoded, hashed and gzipped as the pack writer stores them), reading only those whose hint
  * does not hold: the second pass of a pack build leaves the main thread only the records.
- * Appending, given the pack appended to, it makes the recipe of each document asked so over its
- * answer there (deltaOf: the name documents that change with every block).
  */
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
-import { concatBytes } from '../contract/pack-bytes.js';
 import { encodeRecipe } from '../contract/pack-recipe.js';
 import { blockTxPlaces, type TxPlace } from './block-txs.js';
-import { deltaOf } from './delta.js';
 import { RecipeHints } from './hints.js';
-import { PackReader } from './reader.js';
 import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
 import { RECIPE_GZIP_MIN } from './writer.js';
 
@@ -39,15 +34,12 @@ export interface TreeReadWorkerData {
  * `gzip[i]`: also gzip file i; `blockTxs[i]`: file i is a block's `.bin`, also give its txs'
  * places and documents (`tx/<txid>.json`, gzipped; missing ones allowed); `recipes[i]` (≥ 0):
  * the manifest's size of document i, whose recipe is made from its hint when that holds (else
- * the file is read); `deltas[i]`: also the recipe of file i over its answer in the pack `base`
- * names, when deltaOf finds one worth storing. `hints`: the recipe hints files and the tx
- * documents' blobs they are checked against, for the `recipes` of the batches after it; `base`:
- * the directory of the pack appended to, for the `deltas` of the batches after it.
+ * the file is read). `hints`: the recipe hints files and the tx documents' blobs they are
+ * checked against, for the `recipes` of the batches after it.
  */
 export type TreeReadRequest =
-  | { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[]; recipes?: number[]; deltas?: boolean[] }
+  | { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[]; recipes?: number[] }
   | { hints: readonly string[]; txs: TxDocsCopy }
-  | { base: string }
   | 'close';
 
 /**
@@ -64,11 +56,10 @@ export interface BlockTxsReply {
   docs: Batch;
 }
 
-/** `deltas`: the deltas asked for, as a batch of encoded recipes in the same order (-1: none). */
-export type TreeReadReply = ({ id: number; blockTxs?: BlockTxsReply; deltas?: Batch } & Batch) | { id: number; error: string; code?: string; path: string };
+export type TreeReadReply = ({ id: number; blockTxs?: BlockTxsReply } & Batch) | { id: number; error: string; code?: string; path: string };
 
 /** The ArrayBuffers of a batch, to transfer. */
-const transfers = (b: Batch | undefined): ArrayBuffer[] => (b ? [b.bytes.buffer as ArrayBuffer, b.gzipped.buffer as ArrayBuffer] : []);
+const transfers = (b: Batch): ArrayBuffer[] => [b.bytes.buffer as ArrayBuffer, b.gzipped.buffer as ArrayBuffer];
 
 /** The places of the txs of the blocks `blockTxs` marks, and their documents read. */
 function readBlockTxs(root: string, batch: Batch, blockTxs: readonly boolean[], gzipLevel: number): BlockTxsReply {
@@ -97,39 +88,6 @@ function recipeOf(r: Recipes, path: string, size: number): Uint8Array | undefine
   // The literal segments point into the hints' read window: encoded before the next record is read.
   const segments = r.hints.segments(path, size, r.txs);
   return segments && encodeRecipe(segments);
-}
-
-/** Encoded recipes (undefined: none) as a batch: their bytes, sha256 and, at RECIPE_GZIP_MIN bytes or more, gzip (what the pack writer would try). */
-function recipeBatch(recipes: readonly (Uint8Array | undefined)[], gzipLevel: number): Batch {
-  const lengths = Float64Array.from(recipes, (r) => r?.length ?? -1);
-  const gzipLengths = new Float64Array(recipes.length).fill(-1);
-  const shas = recipes.map((r) => (r ? hash('sha256', r, 'hex') : ''));
-  const gzips = recipes.map((r, i) => {
-    if (!r || r.length < RECIPE_GZIP_MIN) return undefined;
-    const z = gzipSync(r, { level: gzipLevel });
-    gzipLengths[i] = z.length;
-    return z;
-  });
-  // Buffers of their own (not Buffer's shared pool): the reply transfers them whole.
-  return { bytes: concatBytes(recipes.filter((r) => r !== undefined)), lengths, shas, gzipped: concatBytes(gzips.filter((z) => z !== undefined)), gzipLengths };
-}
-
-/**
- * The deltas of the batch's files `deltas` marks over their answers in `base` (deltaOf, with the
- * bytes the file would take stored: its gzip when read with it).
- */
-async function deltasOf(base: PackReader, paths: readonly string[], batch: Batch, deltas: readonly boolean[], gzipLevel: number): Promise<Batch> {
-  const made: (Uint8Array | undefined)[] = [];
-  let at = 0;
-  for (const [i, path] of paths.entries()) {
-    const n = batch.lengths[i]!;
-    const file = n >= 0 ? batch.bytes.subarray(at, at + n) : undefined;
-    if (n >= 0) at += n;
-    const z = batch.gzipLengths[i]!;
-    const segments = file && deltas[i] ? await deltaOf(base, path, file, Math.min(n, z >= 0 ? z : Infinity)) : undefined;
-    made.push(segments && encodeRecipe(segments));
-  }
-  return recipeBatch(made, gzipLevel);
 }
 
 function readBatch(root: string, paths: readonly string[], missing: boolean, gzip: readonly boolean[], gzipLevel: number, recipes?: { sizes: readonly number[]; from: Recipes }): Batch {
@@ -201,7 +159,12 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
       at += size;
     });
     // The gzip bytes in one buffer of their own, exactly their size: the reply transfers it whole.
-    const gzipped = concatBytes(gzips);
+    const gzipped = new Uint8Array(gzips.reduce((n, z) => n + z.length, 0));
+    let gzAt = 0;
+    for (const z of gzips) {
+      gzipped.set(z, gzAt);
+      gzAt += z.length;
+    }
     return { bytes, lengths, shas, gzipped, gzipLengths, ...(recipes && { recipes: Uint8Array.from(made, (m) => (m ? 1 : 0)) }) };
   } finally {
     for (const fd of fds) if (fd !== undefined) closeSync(fd);
@@ -212,11 +175,9 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
   const port = parentPort;
   const { root, gzipLevel } = workerData as TreeReadWorkerData;
   let recipes: Recipes | undefined;
-  let base: Promise<PackReader> | undefined;
-  const handle = async (m: TreeReadRequest): Promise<void> => {
+  port.on('message', (m: TreeReadRequest) => {
     if (m === 'close') {
       recipes?.hints.close();
-      await (await base)?.close();
       return port.close();
     }
     if ('hints' in m) {
@@ -224,26 +185,14 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
       recipes = { hints: new RecipeHints(m.hints), txs: TxBlobs.ofDocs(m.txs) };
       return;
     }
-    if ('base' in m) {
-      // Its directory slots are read again as the deltas need them (the main thread's reader keeps its own).
-      base = PackReader.open(m.base, { slotCache: 1024, syncReads: true });
-      base.catch(() => undefined); // thrown where a delta needs it
-      return;
-    }
     try {
       const r = readBatch(root, m.paths, m.missing, m.gzip, gzipLevel, m.recipes && recipes && { sizes: m.recipes, from: recipes });
       const blockTxs = m.blockTxs?.some(Boolean) ? readBlockTxs(root, r, m.blockTxs, gzipLevel) : undefined;
-      const deltas = m.deltas && base ? await deltasOf(await base, m.paths, r, m.deltas, gzipLevel) : undefined;
-      const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }), ...(deltas && { deltas }) };
-      port.postMessage(reply, [...transfers(r), ...transfers(blockTxs?.docs), ...transfers(deltas)]);
+      const reply: TreeReadReply = { id: m.id, ...r, ...(blockTxs && { blockTxs }) };
+      port.postMessage(reply, [...transfers(r), ...(blockTxs ? transfers(blockTxs.docs) : [])]);
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { path?: string };
       port.postMessage({ id: m.id, error: err.message, code: err.code, path: err.path ?? '' } satisfies TreeReadReply);
     }
-  };
-  // One message at a time, in order: a batch's deltas wait on reads of the pack appended to.
-  let queue = Promise.resolve();
-  port.on('message', (m: TreeReadRequest) => {
-    queue = queue.then(() => handle(m));
   });
 }
