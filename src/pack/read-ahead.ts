@@ -115,7 +115,8 @@ export class TreeReader {
   /**
    * The files at `paths` (below the root) with their sha256, and their gzip where `gzip` says;
    * with `missing`, a file that is not there is undefined. `blockTxs[i]`: file i is a block's
-   * `.bin`: its `txs` too (FileRead.txs).
+   * `.bin`: its `txs` too (FileRead.txs). `recipes[i]` ≥ 0: the manifest's size of document i,
+   * whose recipe from its hint is given instead of the file when one holds (FileRead.recipe; useHints).
    */
   read(paths: string[], missing = false, gzip: boolean[] = [], blockTxs?: boolean[], recipes?: number[]): Promise<(FileRead | undefined)[]> {
     if (this.failure) return Promise.reject(this.failure);
