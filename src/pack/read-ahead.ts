@@ -132,9 +132,8 @@ export class TreeReader {
    */
   useHints(files: readonly string[], txs: TxBlobs): void {
     const copy = txs.docsCopy();
-    const c = copy.columns;
-    const buffers = [copy.keys, copy.rows, c.part, c.offset, c.stored, c.encoding, c.crc, c.size, c.sha, c.docCrc, c.prefix, c.prefixCrc, c.state].map((a) => a.buffer as ArrayBuffer);
-    this.thread.post({ hints: files, txs: copy }, buffers);
+    const arrays = [copy.keys, copy.rows, ...Object.values(copy.columns).filter((v) => ArrayBuffer.isView(v))];
+    this.thread.post({ hints: files, txs: copy }, arrays.map((a) => a.buffer as ArrayBuffer));
   }
 
   async close(): Promise<void> {

@@ -120,8 +120,8 @@ export class Renderer {
    * neither has it, or the pack cannot give it (the document is then made whole).
    */
   private async previousAddress(rel: string): Promise<{ bytes: Buffer; file: boolean } | undefined> {
-    const { update, previousPack } = this.d;
-    const file = update ? readIfAny(join(update.published, rel)) : undefined;
+    const { previousPack } = this.d;
+    const file = this.published(rel);
     if (file || previousPack === undefined) return file && { bytes: file, file: true };
     try {
       // Decoded tx documents kept (32 MiB a thread): one recurs in the documents of its payer and
@@ -132,6 +132,11 @@ export class Renderer {
     } catch {
       return undefined;
     }
+  }
+
+  /** The published version of a document, if any (the staging tree may hold an older copy there, UpdateOf). */
+  private published(rel: string): Buffer | undefined {
+    return this.d.update ? readIfAny(join(this.d.update.published, rel)) : undefined;
   }
 
   async run(id: number, task: RenderTask): Promise<[RenderReply, ArrayBuffer[]] | undefined> {
@@ -194,8 +199,7 @@ export class Renderer {
     const skipped: number[] = [];
     const blockDocuments: BlockDocumentCounts = { rendered: 0, spliced: 0, fallback: 0 };
     let reuse: AddressReuse | undefined;
-    // The previous version of a document: the published one (the staging tree may hold an older copy there, UpdateOf).
-    const previous = (rel: string) => (d.update ? readIfAny(join(d.update.published, rel)) : undefined);
+    const previous = (rel: string) => this.published(rel);
     try {
       if (task.kind === 'heights') {
         const appender = (this.appender ??= new TxTextAppender(d.textFile));
