@@ -371,7 +371,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     hints?.close();
     hints = undefined;
     if (opts.withManifest) {
-      const { sha256, chunks, kept } = await storeManifest(writer, manifestPath, gzipLevel, await previous);
+      const { sha256, chunks, kept } = storeManifest(writer, manifestPath, await previous);
       n.manifestChunks = chunks;
       n.manifestChunksKept = kept;
       if ((opts.manifestSha256 ?? manifestHash(manifestPath)) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);

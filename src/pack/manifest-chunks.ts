@@ -10,8 +10,6 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Kind, type RecipeSegment } from '../contract/pack-format.js';
 import type { PackReader } from './reader.js';
@@ -25,12 +23,8 @@ import type { PackWriter } from './writer.js';
 export const MANIFEST_CHUNK_LINES = 64;
 /** Lines a chunk holds at most, whatever the paths' hashes. */
 const MAX_CHUNK_LINES = 16 * MANIFEST_CHUNK_LINES;
-/** Chunks gzipped at once on zlib's thread pool. */
-const GZIP_WINDOW = 8;
 const NL = 0x0a;
 const SPACE = 0x20;
-
-const gzipAsync = promisify(gzip);
 
 /** The path of the manifest line at [start, end) of `b` (`<sha256> <size> <path>`), as bytes. */
 function pathStart(b: Buffer, start: number, end: number): number {
@@ -109,33 +103,24 @@ export async function previousChunks(base: PackReader): Promise<Map<string, OldC
  * Stores the manifest file at `path` in `writer` as `_manifest.json`: a recipe over its chunks,
  * those equal to one of `previous` taken from it. Returns the file's sha256 and the chunks kept.
  */
-export async function storeManifest(writer: PackWriter, path: string, gzipLevel: number, previous: ReadonlyMap<string, OldChunk> = new Map()): Promise<{ sha256: string; chunks: number; kept: number }> {
+export function storeManifest(writer: PackWriter, path: string, previous: ReadonlyMap<string, OldChunk> = new Map()): { sha256: string; chunks: number; kept: number } {
   const segments: RecipeSegment[] = [];
-  const window: { chunk: Buffer; sha256: string; gzip: Promise<Buffer>; at: number }[] = [];
   let kept = 0;
-  let chunks = 0;
-  const store = async () => {
-    const w = window.shift()!;
-    const blob = writer.store(w.chunk, true, { sha256: w.sha256, gzip: await w.gzip, gzipLevel });
-    segments[w.at] = { type: 'range', blob, start: 0, length: w.chunk.length };
-  };
   const it = manifestChunks(path);
   let next = it.next();
   for (; !next.done; next = it.next()) {
     const chunk = next.value;
     const d = sha256Of(chunk);
-    const sha256 = d.toString('hex');
     const old = previous.get(firstPath(chunk));
-    const at = chunks++;
     if (old && old.segment.length === chunk.length && old.digest === digestOf(d)) {
-      segments[at] = old.segment;
+      segments.push(old.segment);
       kept++;
       continue;
     }
-    window.push({ chunk, sha256, gzip: gzipAsync(chunk, { level: gzipLevel }), at });
-    if (window.length >= GZIP_WINDOW) await store();
+    // Gzipped by the writer, on this thread: zlib's thread pool costs a chunk of 8 KB more CPU than its gzip.
+    const blob = writer.store(chunk, true, { sha256: d.toString('hex') });
+    segments.push({ type: 'range', blob, start: 0, length: chunk.length });
   }
-  while (window.length) await store();
   writer.addRecipe(MANIFEST_PATH, segments, { compress: true });
-  return { sha256: next.value, chunks, kept };
+  return { sha256: next.value, chunks: segments.length, kept };
 }
