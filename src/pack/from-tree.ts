@@ -16,13 +16,15 @@
  * The manifest is read twice (once with `changed`, the second pass's few lines kept from the first):
  * first everything but address and block documents (a block's `.bin` comes before its txs' files
  * in path order, and its txs' documents are written as the block is read, so a block's and an
- * address's txs lie near each other in the part), then those documents.
+ * address's txs lie near each other in the part), then those documents. With the read thread
+ * making the recipes, a third reading takes the tx raw files' lines (slices: records only)
+ * between the second pass's documents.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
 import { sha256 } from '../chain/hash.js';
-import { MANIFEST_PATH } from '../contract/layout.js';
+import { isTxRawPath, MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
 import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef, type RecipeSegment } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
@@ -64,6 +66,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   // Tx documents are written as their block is read only where no previous answer could be kept instead.
   const early = !base || changed !== undefined;
   let hints: RecipeHints | undefined; // opened in the try below
+  let raw: Generator<ManifestLine> | undefined; // the tx raw files' lines of the second pass (below)
   // Not appending (no previous answers nor kept tx documents to look up), the read thread makes
   // the hinted recipes (read-ahead.ts useHints) once the tx documents are packed.
   const hintsThere = early && !base && (opts.hints?.length ?? 0) > 0;
@@ -231,6 +234,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   const listedWithoutFile = (l: ManifestLine) =>
     new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither its recipe hint nor the pack in ${packDir} gives its bytes`);
 
+  /** A tx's raw file that is a slice of its block's blob (sliceOf): its record, at once (nothing read or written); false when it is not one. */
+  const packSlice = (l: ManifestLine, listed = false): boolean => {
+    const slice = sliceOf(l, listed);
+    if (!slice) return false;
+    const hex = l.path.endsWith('.hex');
+    writer.addSlice(l.path, slice.block, slice.start, slice, { hex });
+    count(l.size);
+    n.slices++;
+    if (hex) n.hexEntries++;
+    return true;
+  };
+
   const packFile = async (l: ManifestLine, ahead: Promise<FileRead | undefined> | undefined, second: boolean) => {
     const tx = l.tx;
     if (second && hintsThere && ahead) {
@@ -273,14 +288,11 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // answer could be kept, else packListed. Looked for only where a slice does not settle it.
     const txRaw = tx !== null && tx[2] !== 'json';
     const listed = txRaw && !early && absent(l);
-    const slice = sliceOf(l, listed);
-    if (slice || listed || (txRaw && early && absent(l))) {
-      const hex = l.path.endsWith('.hex');
-      if (slice) writer.addSlice(l.path, slice.block, slice.start, slice, { hex });
-      else await packListed(l);
+    if (txRaw && packSlice(l, listed)) return;
+    if (listed || (txRaw && early && absent(l))) {
+      await packListed(l);
       count(l.size);
-      if (slice) n.slices++;
-      if (hex) n.hexEntries++;
+      if (l.path.endsWith('.hex')) n.hexEntries++;
       return;
     }
     if (second && ahead === undefined && absent(l)) throw listedWithoutFile(l);
@@ -347,9 +359,24 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // With `changed`, the manifest is read once: the few lines of the second pass (the changed
     // address and block documents) are kept from the first (no more of them than `changed` holds).
     const later: ManifestLine[] | undefined = changed ? [] : undefined;
-    const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => (later !== undefined || EMBEDDING.test(path) === embedding) && !passBy(path, size, sha);
+    // With the read thread making the recipes, the tx raw files' lines (two of every five lines of
+    // a tree) are left out of the first pass, and packed by the main thread between the second
+    // pass's documents: each is a slice of its block's blob (a record: nothing read or written),
+    // while the read thread makes the recipes. Their records' order is not the pack's: the index
+    // sorts them by key.
+    const between = hintsThere ? { lines: 0, embedding: 0 } : undefined;
+    const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => {
+      if (between && !embedding) {
+        const counted = isTxRawPath(path) ? 'lines' : EMBEDDING.test(path) ? 'embedding' : undefined;
+        if (counted) {
+          between[counted]++;
+          return false;
+        }
+      }
+      return (later !== undefined || EMBEDDING.test(path) === embedding) && !passBy(path, size, sha);
+    };
     async function* firstPass(): AsyncGenerator<ManifestLine> {
-      for await (const l of manifestLines(manifestPath, take(false))) {
+      for (const l of manifestLines(manifestPath, take(false))) {
         if (later && EMBEDDING.test(l.path)) later.push(l);
         else yield l;
       }
@@ -361,12 +388,32 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
     const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) => reader.ahead(lines, willRead, gzipThere, withTxs, recipe);
     for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
-    txs.dropSlices();
     if (hintsThere) reader.useHints(opts.hints!, txs);
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
     const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
-    for await (const [l, ahead] of pass(later ?? manifestLines(manifestPath, take(true)), hintsThere ? () => true : undefined)) await packFile(l, ahead, true);
+    // The tx raw files' lines left out of the first pass: as many before each document of the
+    // second pass as there are of them a document (a count, not the read thread's pace: the pack
+    // is the same whatever it is). One that is not a slice is packed there as in the first pass.
+    raw = between && manifestLines(manifestPath, isTxRawPath);
+    let rawDone = 0;
+    const rawUpTo = async (k: number) => {
+      for (; rawDone < k; rawDone++) {
+        const next = raw!.next();
+        if (next.done) {
+          rawDone = Infinity;
+          return;
+        }
+        if (!packSlice(next.value)) await packFile(next.value, undefined, false);
+      }
+    };
+    let docs = 0;
+    for await (const [l, ahead] of pass(later ?? manifestLines(manifestPath, take(true)), hintsThere ? () => true : undefined)) {
+      if (between) await rawUpTo(Math.floor((++docs * between.lines) / between.embedding));
+      await packFile(l, ahead, true);
+    }
+    if (between) await rawUpTo(Infinity);
+    txs.dropSlices();
     // Their map of paths is not kept through the index's writing.
     hints?.close();
     hints = undefined;
@@ -384,6 +431,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     writer.abort();
     throw e;
   } finally {
+    raw?.return(undefined);
     await reader.close();
     await base?.close();
     await rebase?.close();

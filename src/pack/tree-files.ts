@@ -36,11 +36,12 @@ export interface ManifestLine {
 }
 
 /**
- * The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts). `take`
- * is given each line's size and its sha256 (hex, made on demand) too: a caller can deal with a
- * line there, at no cost of a line object or an await, and refuse it.
+ * The manifest's lines whose path `take` accepts, read strictly (contract/manifest.ts), with
+ * blocking reads (a caller may take lines between awaits of its own). `take` is given each
+ * line's size and its sha256 (hex, made on demand) too: a caller can deal with a line there, at
+ * no cost of a line object, and refuse it.
  */
-export async function* manifestLines(manifestPath: string, take: (path: string, size: number, sha: () => string) => boolean): AsyncGenerator<ManifestLine> {
+export function* manifestLines(manifestPath: string, take: (path: string, size: number, sha: () => string) => boolean): Generator<ManifestLine> {
   const c = new ManifestCursor(manifestPath, '', -1, 1 << 20, true);
   const sha = () => c.buf.toString('latin1', c.start, c.start + 64);
   try {
