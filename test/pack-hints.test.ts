@@ -209,6 +209,12 @@ describe('recipe hints', () => {
     const hinted = await packFromTree(tree, tmp('hinted'), { hints: [hints] });
     expect(hinted.index).toBe(plain.index);
     expect(hinted.hinted).toBe(await addressRecipes(tmp('plain'), paths));
+    // With hints the read thread makes the manifest's chunks: they are checked against the
+    // sha256 the build wrote the manifest with as the main thread's are.
+    const manifestSha = createHash('sha256').update(readFileSync(join(tree, MANIFEST_PATH))).digest('hex');
+    const otherSha = manifestSha.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    await expect(packFromTree(tree, tmp('other-sha'), { hints: [hints], withManifest: true, manifestSha256: otherSha })).rejects.toThrow(`${join(tree, MANIFEST_PATH)} changed while the tree was packed`);
+    expect(existsSync(join(tmp('other-sha'), 'pack.json'))).toBe(false);
 
     // Damaged records: the first's last literal one byte shorter (the byte left over reads as
     // the head of a literal segment cut short), the second's first literal one byte longer. No

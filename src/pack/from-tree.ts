@@ -33,7 +33,7 @@ import { docMarks, embeddedTxSegments, headTxids, placementPrefix } from './embe
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
-import { previousChunks, storeManifest } from './manifest-chunks.js';
+import { previousChunks, storeManifest, storePreparedManifest, type PreparedManifest } from './manifest-chunks.js';
 import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
 import { answerBytes, PackReader } from './reader.js';
 import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxSlice } from './tx-blobs.js';
@@ -387,7 +387,18 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     let turn = 0;
     const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
     const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) => reader.ahead(lines, willRead, gzipThere, withTxs, recipe);
-    for await (const [l, ahead] of pass(firstPass())) await packFile(l, ahead, false);
+    // The read thread reads nothing for the tx files' lines (their documents came with their
+    // blocks, their raw files are slices): from the first, it makes the manifest's chunks ready
+    // to store at the end (manifest-chunks.ts prepareManifest), while the main thread packs them.
+    let prepared: Promise<PreparedManifest> | undefined;
+    const scratch = writer.scratchPath('manifest');
+    for await (const [l, ahead] of pass(firstPass())) {
+      if (between && opts.withManifest && !prepared && l.tx) {
+        prepared = reader.prepareManifest(manifestPath, scratch, writer.keepGzipRatio);
+        prepared.catch(() => undefined); // thrown where awaited
+      }
+      await packFile(l, ahead, false);
+    }
     if (hintsThere) reader.useHints(opts.hints!, txs);
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
@@ -418,7 +429,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     hints?.close();
     hints = undefined;
     if (opts.withManifest) {
-      const { sha256, chunks, kept } = storeManifest(writer, manifestPath, await previous);
+      const { sha256, chunks, kept } = prepared ? storePreparedManifest(writer, await prepared, scratch) : storeManifest(writer, manifestPath, await previous);
       n.manifestChunks = chunks;
       n.manifestChunksKept = kept;
       if ((opts.manifestSha256 ?? manifestHash(manifestPath)) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);

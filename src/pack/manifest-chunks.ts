@@ -10,10 +10,13 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
-import { Kind, type RecipeSegment } from '../contract/pack-format.js';
+import { Encoding, Kind, type RecipeSegment } from '../contract/pack-format.js';
+import { onPath } from '../runtime/io-error.js';
+import { OutFile } from './out-file.js';
 import type { PackReader } from './reader.js';
-import type { PackWriter } from './writer.js';
+import { keepsGzip, type PackWriter } from './writer.js';
 
 /**
  * Lines a chunk holds on average (a power of 2): about 8.5 KB of a real chain's manifest. A block
@@ -123,4 +126,76 @@ export function storeManifest(writer: PackWriter, path: string, previous: Readon
   }
   writer.addRecipe(MANIFEST_PATH, segments, { compress: true });
   return { sha256: next.value, chunks: segments.length, kept };
+}
+
+/**
+ * A fresh pack's manifest chunks made ready to store off the main thread (prepareManifest): per
+ * chunk its size, the size of its bytes as stored, whether those are its gzip (1) and its sha256
+ * (32 bytes a chunk, in `shas`); the stored bytes one after the other in a scratch file.
+ */
+export interface PreparedManifest {
+  /** The whole file's sha256 (hex). */
+  sha256: string;
+  sizes: Float64Array;
+  stored: Float64Array;
+  gzip: Uint8Array;
+  shas: Uint8Array;
+}
+
+/**
+ * The chunks of the manifest at `path` hashed and gzipped (at `gzipLevel`, kept as the writer
+ * would keep it: keepsGzip with `keepGzipRatio`), their stored bytes written to `scratch`: what
+ * storeManifest does but the writing, for packFromTree's read thread (tree-read-worker.ts).
+ */
+export function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number): PreparedManifest {
+  const sizes: number[] = [];
+  const stored: number[] = [];
+  const gzip: number[] = [];
+  const shas: Buffer[] = [];
+  const out = new OutFile(scratch, { scratch: true });
+  try {
+    const it = manifestChunks(path);
+    let next = it.next();
+    for (; !next.done; next = it.next()) {
+      const chunk = next.value;
+      const z = gzipSync(chunk, { level: gzipLevel });
+      const kept = keepsGzip(z.length, chunk.length, keepGzipRatio);
+      out.write(kept ? z : chunk);
+      sizes.push(chunk.length);
+      stored.push(kept ? z.length : chunk.length);
+      gzip.push(kept ? 1 : 0);
+      shas.push(sha256Of(chunk));
+    }
+    return { sha256: next.value, sizes: Float64Array.from(sizes), stored: Float64Array.from(stored), gzip: Uint8Array.from(gzip), shas: new Uint8Array(Buffer.concat(shas)) };
+  } finally {
+    out.close();
+  }
+}
+
+/**
+ * Stores the chunks prepareManifest made (`prepared`, its stored bytes in `scratch`) in `writer`
+ * as `_manifest.json`: the same blobs and recipe storeManifest stores, with no previous chunks.
+ */
+export function storePreparedManifest(writer: PackWriter, prepared: PreparedManifest, scratch: string): { sha256: string; chunks: number; kept: number } {
+  const segments: RecipeSegment[] = [];
+  const fd = onPath(scratch, 'reading', () => openSync(scratch, 'r'));
+  try {
+    let buf = Buffer.allocUnsafe(1 << 16);
+    prepared.sizes.forEach((size, i) => {
+      const n = prepared.stored[i]!;
+      if (n > buf.length) buf = Buffer.allocUnsafe(n);
+      for (let got = 0; got < n; ) {
+        const r = onPath(scratch, 'reading', () => readSync(fd, buf, got, n - got, null));
+        if (r === 0) throw new Error(`${scratch}: ends before chunk ${i} of the manifest's (${n} bytes)`);
+        got += r;
+      }
+      const sha256 = Buffer.from(prepared.shas.buffer, prepared.shas.byteOffset + 32 * i, 32).toString('hex');
+      const blob = writer.storeEncoded(sha256, buf.subarray(0, n), prepared.gzip[i] === 1 ? Encoding.GZIP : Encoding.IDENTITY);
+      segments.push({ type: 'range', blob, start: 0, length: size });
+    });
+  } finally {
+    closeSync(fd);
+  }
+  writer.addRecipe(MANIFEST_PATH, segments, { compress: true });
+  return { sha256: prepared.sha256, chunks: segments.length, kept: 0 };
 }

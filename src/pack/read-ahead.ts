@@ -14,6 +14,7 @@
  */
 import { WorkerThread } from '../runtime/thread.js';
 import type { TxPlace } from './block-txs.js';
+import type { PreparedManifest } from './manifest-chunks.js';
 import type { TxBlobs } from './tx-blobs.js';
 import type { Batch, TreeReadReply, TreeReadRequest, TreeReadWorkerData } from './tree-read-worker.js';
 
@@ -70,6 +71,7 @@ const RECIPE_WEIGHT = 1 / 8;
 export class TreeReader {
   private readonly thread: WorkerThread<TreeReadRequest, TreeReadReply>;
   private readonly pending = new Map<number, { resolve: (r: (FileRead | undefined)[]) => void; reject: (e: Error) => void }>();
+  private readonly manifests = new Map<number, { resolve: (r: PreparedManifest) => void; reject: (e: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
 
@@ -90,11 +92,19 @@ export class TreeReader {
 
   private fail(e: Error): void {
     this.failure ??= e;
-    for (const p of this.pending.values()) p.reject(e);
+    for (const p of [...this.pending.values(), ...this.manifests.values()]) p.reject(e);
     this.pending.clear();
+    this.manifests.clear();
   }
 
   private answer(m: TreeReadReply): void {
+    const prepared = this.manifests.get(m.id);
+    if (prepared || 'manifest' in m) {
+      this.manifests.delete(m.id);
+      if ('manifest' in m) prepared?.resolve(m.manifest);
+      else if ('error' in m) prepared?.reject(new Error(m.error));
+      return;
+    }
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
@@ -123,6 +133,18 @@ export class TreeReader {
     const id = this.nextId++;
     const p = new Promise<(FileRead | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.thread.post({ id, paths, missing, gzip, ...(blockTxs && { blockTxs }), ...(recipes && { recipes }) });
+    return p;
+  }
+
+  /**
+   * The chunks of the manifest at `path` made ready to store by the thread, after the reads asked
+   * before (manifest-chunks.ts prepareManifest: their stored bytes in `scratch`).
+   */
+  prepareManifest(path: string, scratch: string, keepGzipRatio: number): Promise<PreparedManifest> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const p = new Promise<PreparedManifest>((resolve, reject) => this.manifests.set(id, { resolve, reject }));
+    this.thread.post({ id, manifest: { path, scratch, keepGzipRatio } });
     return p;
   }
 

@@ -18,6 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { encodeRecipe } from '../contract/pack-recipe.js';
 import { blockTxPlaces, type TxPlace } from './block-txs.js';
 import { RecipeHints } from './hints.js';
+import { prepareManifest, type PreparedManifest } from './manifest-chunks.js';
 import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
 import { RECIPE_GZIP_MIN } from './writer.js';
 
@@ -35,11 +36,13 @@ export interface TreeReadWorkerData {
  * places and documents (`tx/<txid>.json`, gzipped; missing ones allowed); `recipes[i]` (≥ 0):
  * the manifest's size of document i, whose recipe is made from its hint when that holds (else
  * the file is read). `hints`: the recipe hints files and the tx documents' blobs they are
- * checked against, for the `recipes` of the batches after it.
+ * checked against, for the `recipes` of the batches after it. `manifest`: the manifest's chunks
+ * made ready to store (manifest-chunks.ts prepareManifest), their stored bytes written to `scratch`.
  */
 export type TreeReadRequest =
   | { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[]; recipes?: number[] }
   | { hints: readonly string[]; txs: TxDocsCopy }
+  | { id: number; manifest: { path: string; scratch: string; keepGzipRatio: number } }
   | 'close';
 
 /**
@@ -56,7 +59,10 @@ export interface BlockTxsReply {
   docs: Batch;
 }
 
-export type TreeReadReply = ({ id: number; blockTxs?: BlockTxsReply } & Batch) | { id: number; error: string; code?: string; path: string };
+export type TreeReadReply =
+  | ({ id: number; blockTxs?: BlockTxsReply } & Batch)
+  | { id: number; manifest: PreparedManifest }
+  | { id: number; error: string; code?: string; path: string };
 
 /** The ArrayBuffers of a batch, to transfer. */
 const transfers = (b: Batch): ArrayBuffer[] => [b.bytes.buffer as ArrayBuffer, b.gzipped.buffer as ArrayBuffer];
@@ -183,6 +189,17 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
     if ('hints' in m) {
       // A hints file that cannot be read fails the thread, and with it the pack (as on the main thread).
       recipes = { hints: new RecipeHints(m.hints), txs: TxBlobs.ofDocs(m.txs) };
+      return;
+    }
+    if ('manifest' in m) {
+      const { path, scratch, keepGzipRatio } = m.manifest;
+      try {
+        const manifest = prepareManifest(path, scratch, gzipLevel, keepGzipRatio);
+        port.postMessage({ id: m.id, manifest } satisfies TreeReadReply, [manifest.sizes.buffer, manifest.stored.buffer, manifest.gzip.buffer, manifest.shas.buffer] as ArrayBuffer[]);
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        port.postMessage({ id: m.id, error: err.message, code: err.code, path: '' } satisfies TreeReadReply);
+      }
       return;
     }
     try {

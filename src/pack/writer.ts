@@ -82,6 +82,9 @@ export const GZIP_LEVEL = 6;
  */
 export const RECIPE_GZIP_MIN = 1024;
 
+/** Whether a blob of `size` bytes is stored as its gzip of `gzipped` bytes: at most `ratio` (the writer's keepGzipRatio) of its size. */
+export const keepsGzip = (gzipped: number, size: number, ratio: number): boolean => gzipped <= size * ratio;
+
 /** What the caller already computed of some bytes (packFromTree's read thread does, off the main thread). */
 export interface Prepared {
   /** Hex sha256 of the bytes. */
@@ -118,7 +121,7 @@ export interface PackSummary {
 export class PackWriter {
   private readonly maxPartBytes: number;
   private readonly gzipLevel: number;
-  private readonly keepGzipRatio: number;
+  readonly keepGzipRatio: number;
   private readonly runEntries: number;
   private readonly parts: PartInfo[];
   private readonly baseParts: readonly PartInfo[];
@@ -247,11 +250,31 @@ export class PackWriter {
     let encoding: Encoding = Encoding.IDENTITY;
     if (compress && bytes.length > 0) {
       const z = prepared?.gzip && prepared.gzipLevel === this.gzipLevel ? prepared.gzip : gzipSync(bytes, { level: this.gzipLevel });
-      if (z.length <= bytes.length * this.keepGzipRatio) {
+      if (keepsGzip(z.length, bytes.length, this.keepGzipRatio)) {
         stored = z;
         encoding = Encoding.GZIP;
       }
     }
+    return this.put(id, stored, encoding);
+  }
+
+  /**
+   * Stores a blob encoded elsewhere as store(bytes, true, …) would store it: `stored` is `bytes`
+   * gzipped when keepsGzip(…, this.keepGzipRatio) keeps that gzip, else `bytes`, whose sha256 is
+   * `sha256` (packFromTree's read thread makes the manifest's chunks so: manifest-chunks.ts).
+   */
+  storeEncoded(sha256: string, stored: Uint8Array, encoding: Encoding): BlobRef {
+    const id = sha256 + 'z';
+    return this.dedup.get(id) ?? this.put(id, stored, encoding);
+  }
+
+  /** A path for a scratch file of this writer's (removed with its other files when it finishes or aborts). */
+  scratchPath(name: string): string {
+    return join(this.tmp, `scratch-${name}`);
+  }
+
+  /** Writes `stored` as a new blob known to the dedup window by `id`. */
+  private put(id: string, stored: Uint8Array, encoding: Encoding): BlobRef {
     if (stored.length > 0xffffffff) throw new Error(`pack writer: a blob of ${stored.length} bytes is over the 4 GiB a record can hold`);
     const part = this.partFor(stored.length);
     const blob: BlobRef = { part: this.partNumber, offset: part.size, stored: stored.length, encoding, crc: zcrc32(stored) };
