@@ -387,22 +387,26 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     let turn = 0;
     const gzipThere = (l: ManifestLine) => gzipAhead(l.path) && turn++ % 2 === 0;
     const pass = (lines: AsyncIterable<ManifestLine> | Iterable<ManifestLine>, recipe?: (l: ManifestLine) => boolean) => reader.ahead(lines, willRead, gzipThere, withTxs, recipe);
-    // The read thread reads nothing for the tx files' lines (their documents came with their
-    // blocks, their raw files are slices): from the first, it makes the manifest's chunks ready
-    // to store at the end (manifest-chunks.ts prepareManifest), while the main thread packs them.
-    let prepared: Promise<PreparedManifest> | undefined;
+    // The read thread makes the manifest's chunks ready to store at the end (manifest-chunks.ts
+    // prepareManifest) where it has nothing else to do: appending with `changed` (it reads only
+    // the changed files), from the start, the chunks of the manifest appended to kept; with
+    // hints, from the first tx file's line (their documents came with their blocks, their raw
+    // files are slices), while the main thread packs them.
+    let manifestReady: Promise<PreparedManifest> | undefined;
     const scratch = writer.scratchPath('manifest');
+    const prepareManifest = () => {
+      manifestReady = reader.prepareManifest(manifestPath, scratch, writer.keepGzipRatio, base && packDir);
+      manifestReady.catch(() => undefined); // thrown where awaited
+    };
+    if (opts.withManifest && changed) prepareManifest();
     for await (const [l, ahead] of pass(firstPass())) {
-      if (between && opts.withManifest && !prepared && l.tx) {
-        prepared = reader.prepareManifest(manifestPath, scratch, writer.keepGzipRatio);
-        prepared.catch(() => undefined); // thrown where awaited
-      }
+      if (between && opts.withManifest && !manifestReady && l.tx) prepareManifest();
       await packFile(l, ahead, false);
     }
     if (hintsThere) reader.useHints(opts.hints!, txs);
     // The previous manifest's chunks are read from the pack appended to during the second pass
     // (manifest-chunks.ts); one that cannot be read (damaged) only leaves its chunks to be stored again.
-    const previous = opts.withManifest && base ? previousChunks(base).catch(() => undefined) : undefined;
+    const previous = opts.withManifest && base && !manifestReady ? previousChunks(base).catch(() => undefined) : undefined;
     // The tx raw files' lines left out of the first pass: as many before each document of the
     // second pass as there are of them a document (a count, not the read thread's pace: the pack
     // is the same whatever it is). One that is not a slice is packed there as in the first pass.
@@ -429,7 +433,7 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     hints?.close();
     hints = undefined;
     if (opts.withManifest) {
-      const { sha256, chunks, kept } = prepared ? storePreparedManifest(writer, await prepared, scratch) : storeManifest(writer, manifestPath, await previous);
+      const { sha256, chunks, kept } = manifestReady ? storePreparedManifest(writer, await manifestReady, scratch) : storeManifest(writer, manifestPath, await previous);
       n.manifestChunks = chunks;
       n.manifestChunksKept = kept;
       if ((opts.manifestSha256 ?? manifestHash(manifestPath)) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);

@@ -78,7 +78,7 @@ const firstPath = (chunk: Uint8Array): string => {
   return b.toString('latin1', pathStart(b, 0, end), end);
 };
 
-interface OldChunk {
+export interface OldChunk {
   segment: RecipeSegment & { type: 'range' };
   /** The first 128 bits of the chunk's sha256 (as latin1): about 150 bytes a chunk in all, one chunk per 64 files. */
   digest: string;
@@ -128,45 +128,61 @@ export function storeManifest(writer: PackWriter, path: string, previous: Readon
   return { sha256: next.value, chunks: segments.length, kept };
 }
 
+/** How a chunk prepareManifest made is stored: its bytes, their gzip, or the previous manifest's blob of the same bytes. */
+export const ChunkAs = { IDENTITY: 0, GZIP: 1, PREVIOUS: 2 } as const;
+export type ChunkAs = (typeof ChunkAs)[keyof typeof ChunkAs];
+
 /**
- * A fresh pack's manifest chunks made ready to store off the main thread (prepareManifest): per
- * chunk its size, the size of its bytes as stored, whether those are its gzip (1) and its sha256
- * (32 bytes a chunk, in `shas`); the stored bytes one after the other in a scratch file.
+ * The manifest's chunks made ready to store off the main thread (prepareManifest): per chunk its
+ * size, how it is stored (ChunkAs), the size of its bytes as stored and its sha256 (32 bytes a
+ * chunk, in `shas`); the bytes stored one after the other in a scratch file; the previous
+ * manifest's segments of the chunks kept from it, in order.
  */
 export interface PreparedManifest {
   /** The whole file's sha256 (hex). */
   sha256: string;
   sizes: Float64Array;
+  as: Uint8Array;
   stored: Float64Array;
-  gzip: Uint8Array;
   shas: Uint8Array;
+  previous: OldChunk['segment'][];
 }
 
 /**
- * The chunks of the manifest at `path` hashed and gzipped (at `gzipLevel`, kept as the writer
- * would keep it: keepsGzip with `keepGzipRatio`), their stored bytes written to `scratch`: what
- * storeManifest does but the writing, for packFromTree's read thread (tree-read-worker.ts).
+ * The chunks of the manifest at `path` hashed, the ones not among `previous` (previousChunks's)
+ * gzipped (at `gzipLevel`, kept as the writer would keep it: keepsGzip with `keepGzipRatio`) and
+ * their stored bytes written to `scratch`: what storeManifest does but the writing, for
+ * packFromTree's read thread (tree-read-worker.ts).
  */
-export function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number): PreparedManifest {
+export function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, previous: ReadonlyMap<string, OldChunk> = new Map()): PreparedManifest {
   const sizes: number[] = [];
+  const as: ChunkAs[] = [];
   const stored: number[] = [];
-  const gzip: number[] = [];
   const shas: Buffer[] = [];
+  const kept: OldChunk['segment'][] = [];
   const out = new OutFile(scratch, { scratch: true });
   try {
     const it = manifestChunks(path);
     let next = it.next();
     for (; !next.done; next = it.next()) {
       const chunk = next.value;
-      const z = gzipSync(chunk, { level: gzipLevel });
-      const kept = keepsGzip(z.length, chunk.length, keepGzipRatio);
-      out.write(kept ? z : chunk);
+      const d = sha256Of(chunk);
+      const old = previous.get(firstPath(chunk));
       sizes.push(chunk.length);
-      stored.push(kept ? z.length : chunk.length);
-      gzip.push(kept ? 1 : 0);
-      shas.push(sha256Of(chunk));
+      shas.push(d);
+      if (old && old.segment.length === chunk.length && old.digest === digestOf(d)) {
+        as.push(ChunkAs.PREVIOUS);
+        stored.push(0);
+        kept.push(old.segment);
+        continue;
+      }
+      const z = gzipSync(chunk, { level: gzipLevel });
+      const gzip = keepsGzip(z.length, chunk.length, keepGzipRatio);
+      out.write(gzip ? z : chunk);
+      as.push(gzip ? ChunkAs.GZIP : ChunkAs.IDENTITY);
+      stored.push(gzip ? z.length : chunk.length);
     }
-    return { sha256: next.value, sizes: Float64Array.from(sizes), stored: Float64Array.from(stored), gzip: Uint8Array.from(gzip), shas: new Uint8Array(Buffer.concat(shas)) };
+    return { sha256: next.value, sizes: Float64Array.from(sizes), as: Uint8Array.from(as), stored: Float64Array.from(stored), shas: new Uint8Array(Buffer.concat(shas)), previous: kept };
   } finally {
     out.close();
   }
@@ -174,14 +190,17 @@ export function prepareManifest(path: string, scratch: string, gzipLevel: number
 
 /**
  * Stores the chunks prepareManifest made (`prepared`, its stored bytes in `scratch`) in `writer`
- * as `_manifest.json`: the same blobs and recipe storeManifest stores, with no previous chunks.
+ * as `_manifest.json`: the same blobs and recipe storeManifest stores.
  */
 export function storePreparedManifest(writer: PackWriter, prepared: PreparedManifest, scratch: string): { sha256: string; chunks: number; kept: number } {
   const segments: RecipeSegment[] = [];
   const fd = onPath(scratch, 'reading', () => openSync(scratch, 'r'));
   try {
     let buf = Buffer.allocUnsafe(1 << 16);
+    let kept = 0;
     prepared.sizes.forEach((size, i) => {
+      const as = prepared.as[i] as ChunkAs;
+      if (as === ChunkAs.PREVIOUS) return void segments.push(prepared.previous[kept++]!);
       const n = prepared.stored[i]!;
       if (n > buf.length) buf = Buffer.allocUnsafe(n);
       for (let got = 0; got < n; ) {
@@ -190,12 +209,12 @@ export function storePreparedManifest(writer: PackWriter, prepared: PreparedMani
         got += r;
       }
       const sha256 = Buffer.from(prepared.shas.buffer, prepared.shas.byteOffset + 32 * i, 32).toString('hex');
-      const blob = writer.storeEncoded(sha256, buf.subarray(0, n), prepared.gzip[i] === 1 ? Encoding.GZIP : Encoding.IDENTITY);
+      const blob = writer.storeEncoded(sha256, buf.subarray(0, n), as === ChunkAs.GZIP ? Encoding.GZIP : Encoding.IDENTITY);
       segments.push({ type: 'range', blob, start: 0, length: size });
     });
   } finally {
     closeSync(fd);
   }
   writer.addRecipe(MANIFEST_PATH, segments, { compress: true });
-  return { sha256: prepared.sha256, chunks: segments.length, kept: 0 };
+  return { sha256: prepared.sha256, chunks: segments.length, kept: prepared.previous.length };
 }

@@ -138,13 +138,14 @@ export class TreeReader {
 
   /**
    * The chunks of the manifest at `path` made ready to store by the thread, after the reads asked
-   * before (manifest-chunks.ts prepareManifest: their stored bytes in `scratch`).
+   * before (manifest-chunks.ts prepareManifest: their stored bytes in `scratch`; those of the
+   * manifest in the pack at `base` kept).
    */
-  prepareManifest(path: string, scratch: string, keepGzipRatio: number): Promise<PreparedManifest> {
+  prepareManifest(path: string, scratch: string, keepGzipRatio: number, base?: string): Promise<PreparedManifest> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<PreparedManifest>((resolve, reject) => this.manifests.set(id, { resolve, reject }));
-    this.thread.post({ id, manifest: { path, scratch, keepGzipRatio } });
+    this.thread.post({ id, manifest: { path, scratch, keepGzipRatio, base } });
     return p;
   }
 

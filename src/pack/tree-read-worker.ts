@@ -18,7 +18,8 @@ import { gzipSync } from 'node:zlib';
 import { encodeRecipe } from '../contract/pack-recipe.js';
 import { blockTxPlaces, type TxPlace } from './block-txs.js';
 import { RecipeHints } from './hints.js';
-import { prepareManifest, type PreparedManifest } from './manifest-chunks.js';
+import { prepareManifest, previousChunks, type PreparedManifest } from './manifest-chunks.js';
+import { PackReader } from './reader.js';
 import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
 import { RECIPE_GZIP_MIN } from './writer.js';
 
@@ -37,12 +38,13 @@ export interface TreeReadWorkerData {
  * the manifest's size of document i, whose recipe is made from its hint when that holds (else
  * the file is read). `hints`: the recipe hints files and the tx documents' blobs they are
  * checked against, for the `recipes` of the batches after it. `manifest`: the manifest's chunks
- * made ready to store (manifest-chunks.ts prepareManifest), their stored bytes written to `scratch`.
+ * made ready to store (manifest-chunks.ts prepareManifest), their stored bytes written to
+ * `scratch`, the chunks of the manifest in the pack at `base` kept.
  */
 export type TreeReadRequest =
   | { id: number; paths: string[]; missing: boolean; gzip: boolean[]; blockTxs?: boolean[]; recipes?: number[] }
   | { hints: readonly string[]; txs: TxDocsCopy }
-  | { id: number; manifest: { path: string; scratch: string; keepGzipRatio: number } }
+  | { id: number; manifest: { path: string; scratch: string; keepGzipRatio: number; base?: string } }
   | 'close';
 
 /**
@@ -177,6 +179,21 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
   }
 }
 
+/**
+ * The manifest's chunks made ready (prepareManifest), those equal to a chunk of the manifest in
+ * the pack at `base` (the pack appended to) kept from it: its chunks read with a reader of this
+ * thread's; one that cannot be read (damaged) only leaves its chunks to be stored again.
+ */
+async function manifestReady(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, base: string | undefined): Promise<PreparedManifest> {
+  const reader = base === undefined ? undefined : await PackReader.open(base, { syncReads: true, slotCache: 16 });
+  try {
+    const previous = reader && (await previousChunks(reader).catch(() => undefined));
+    return prepareManifest(path, scratch, gzipLevel, keepGzipRatio, previous);
+  } finally {
+    await reader?.close();
+  }
+}
+
 if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snapshot-tree-read') {
   const port = parentPort;
   const { root, gzipLevel } = workerData as TreeReadWorkerData;
@@ -192,14 +209,11 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
       return;
     }
     if ('manifest' in m) {
-      const { path, scratch, keepGzipRatio } = m.manifest;
-      try {
-        const manifest = prepareManifest(path, scratch, gzipLevel, keepGzipRatio);
-        port.postMessage({ id: m.id, manifest } satisfies TreeReadReply, [manifest.sizes.buffer, manifest.stored.buffer, manifest.gzip.buffer, manifest.shas.buffer] as ArrayBuffer[]);
-      } catch (e) {
-        const err = e as NodeJS.ErrnoException;
-        port.postMessage({ id: m.id, error: err.message, code: err.code, path: '' } satisfies TreeReadReply);
-      }
+      const { path, scratch, keepGzipRatio, base } = m.manifest;
+      void manifestReady(path, scratch, gzipLevel, keepGzipRatio, base).then(
+        (manifest) => port.postMessage({ id: m.id, manifest } satisfies TreeReadReply, [manifest.sizes.buffer, manifest.as.buffer, manifest.stored.buffer, manifest.shas.buffer] as ArrayBuffer[]),
+        (e: NodeJS.ErrnoException) => port.postMessage({ id: m.id, error: e.message, code: e.code, path: '' } satisfies TreeReadReply),
+      );
       return;
     }
     try {
