@@ -88,8 +88,12 @@ const sha256Of = (bytes: Uint8Array): Buffer => createHash('sha256').update(byte
 /** An OldChunk's digest of a sha256. */
 const digestOf = (sha256: Buffer): string => sha256.toString('latin1', 0, 16);
 
+/** A pause prepareManifest and previousChunks take every PAUSE_EVERY chunks (a thread's other work then goes first). */
+export type Pause = () => Promise<void>;
+const PAUSE_EVERY = 64;
+
 /** The previous manifest's chunks in `base` by first path (none when it is stored whole, by an older version or a merge). */
-export async function previousChunks(base: PackReader): Promise<Map<string, OldChunk>> {
+export async function previousChunks(base: PackReader, pause?: Pause): Promise<Map<string, OldChunk>> {
   const out = new Map<string, OldChunk>();
   const rec = await base.lookup(MANIFEST_PATH);
   if (!rec || rec.kind !== Kind.RECIPE) return out;
@@ -98,6 +102,7 @@ export async function previousChunks(base: PackReader): Promise<Map<string, OldC
   let i = 0;
   for await (const bytes of base.assemble(chunks, MANIFEST_PATH)) {
     out.set(firstPath(bytes), { segment: chunks[i++]!, digest: digestOf(sha256Of(bytes)) });
+    if (pause && i % PAUSE_EVERY === 0) await pause();
   }
   return out;
 }
@@ -152,9 +157,9 @@ export interface PreparedManifest {
  * The chunks of the manifest at `path` hashed, the ones not among `previous` (previousChunks's)
  * gzipped (at `gzipLevel`, kept as the writer would keep it: keepsGzip with `keepGzipRatio`) and
  * their stored bytes written to `scratch`: what storeManifest does but the writing, for
- * packFromTree's read thread (tree-read-worker.ts).
+ * packFromTree's read thread (tree-read-worker.ts), which lets its reads go first (`pause`).
  */
-export function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, previous: ReadonlyMap<string, OldChunk> = new Map()): PreparedManifest {
+export async function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, previous: ReadonlyMap<string, OldChunk> = new Map(), pause?: Pause): Promise<PreparedManifest> {
   const sizes: number[] = [];
   const as: ChunkAs[] = [];
   const stored: number[] = [];
@@ -166,6 +171,7 @@ export function prepareManifest(path: string, scratch: string, gzipLevel: number
     let next = it.next();
     for (; !next.done; next = it.next()) {
       const chunk = next.value;
+      if (pause && sizes.length % PAUSE_EVERY === PAUSE_EVERY - 1) await pause();
       const d = sha256Of(chunk);
       const old = previous.get(firstPath(chunk));
       sizes.push(chunk.length);

@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { encodeRecipe } from '../contract/pack-recipe.js';
 import { blockTxPlaces, type TxPlace } from './block-txs.js';
 import { RecipeHints } from './hints.js';
-import { prepareManifest, previousChunks, type PreparedManifest } from './manifest-chunks.js';
+import { prepareManifest, previousChunks, type Pause, type PreparedManifest } from './manifest-chunks.js';
 import { PackReader } from './reader.js';
 import { TxBlobs, type TxDocsCopy } from './tx-blobs.js';
 import { RECIPE_GZIP_MIN } from './writer.js';
@@ -184,11 +184,11 @@ function readBatch(root: string, paths: readonly string[], missing: boolean, gzi
  * the pack at `base` (the pack appended to) kept from it: its chunks read with a reader of this
  * thread's; one that cannot be read (damaged) only leaves its chunks to be stored again.
  */
-async function manifestReady(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, base: string | undefined): Promise<PreparedManifest> {
+async function manifestReady(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, base: string | undefined, pause: Pause): Promise<PreparedManifest> {
   const reader = base === undefined ? undefined : await PackReader.open(base, { syncReads: true, slotCache: 16 });
   try {
-    const previous = reader && (await previousChunks(reader).catch(() => undefined));
-    return prepareManifest(path, scratch, gzipLevel, keepGzipRatio, previous);
+    const previous = reader && (await previousChunks(reader, pause).catch(() => undefined));
+    return await prepareManifest(path, scratch, gzipLevel, keepGzipRatio, previous, pause);
   } finally {
     await reader?.close();
   }
@@ -198,8 +198,13 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
   const port = parentPort;
   const { root, gzipLevel } = workerData as TreeReadWorkerData;
   let recipes: Recipes | undefined;
+  let closing = false;
+  // The manifest's chunks are made a few at a time, so that the batches of reads asked meanwhile
+  // are not held up; a close stops them.
+  const pause: Pause = () => (closing ? Promise.reject(new Error('the tree read thread is closing')) : new Promise<void>((resolve) => setImmediate(resolve)));
   port.on('message', (m: TreeReadRequest) => {
     if (m === 'close') {
+      closing = true;
       recipes?.hints.close();
       return port.close();
     }
@@ -210,7 +215,7 @@ if (parentPort && (workerData as TreeReadWorkerData | undefined)?.kind === 'snap
     }
     if ('manifest' in m) {
       const { path, scratch, keepGzipRatio, base } = m.manifest;
-      void manifestReady(path, scratch, gzipLevel, keepGzipRatio, base).then(
+      void manifestReady(path, scratch, gzipLevel, keepGzipRatio, base, pause).then(
         (manifest) => port.postMessage({ id: m.id, manifest } satisfies TreeReadReply, [manifest.sizes.buffer, manifest.as.buffer, manifest.stored.buffer, manifest.shas.buffer] as ArrayBuffer[]),
         (e: NodeJS.ErrnoException) => port.postMessage({ id: m.id, error: e.message, code: e.code, path: '' } satisfies TreeReadReply),
       );
