@@ -88,6 +88,12 @@ const sha256Of = (bytes: Uint8Array): Buffer => createHash('sha256').update(byte
 /** An OldChunk's digest of a sha256. */
 const digestOf = (sha256: Buffer): string => sha256.toString('latin1', 0, 16);
 
+/** The segment of the previous manifest's chunk that `chunk` (of sha256 `d`) is again: same first path, length and digest. */
+function previousSegment(previous: ReadonlyMap<string, OldChunk>, chunk: Buffer, d: Buffer): OldChunk['segment'] | undefined {
+  const old = previous.get(firstPath(chunk));
+  return old && old.segment.length === chunk.length && old.digest === digestOf(d) ? old.segment : undefined;
+}
+
 /** A pause prepareManifest and previousChunks take every PAUSE_EVERY chunks (a thread's other work then goes first). */
 export type Pause = () => Promise<void>;
 const PAUSE_EVERY = 64;
@@ -119,9 +125,9 @@ export function storeManifest(writer: PackWriter, path: string, previous: Readon
   for (; !next.done; next = it.next()) {
     const chunk = next.value;
     const d = sha256Of(chunk);
-    const old = previous.get(firstPath(chunk));
-    if (old && old.segment.length === chunk.length && old.digest === digestOf(d)) {
-      segments.push(old.segment);
+    const old = previousSegment(previous, chunk, d);
+    if (old) {
+      segments.push(old);
       kept++;
       continue;
     }
@@ -173,13 +179,13 @@ export async function prepareManifest(path: string, scratch: string, gzipLevel: 
       const chunk = next.value;
       if (pause && sizes.length % PAUSE_EVERY === PAUSE_EVERY - 1) await pause();
       const d = sha256Of(chunk);
-      const old = previous.get(firstPath(chunk));
+      const old = previousSegment(previous, chunk, d);
       sizes.push(chunk.length);
       shas.push(d);
-      if (old && old.segment.length === chunk.length && old.digest === digestOf(d)) {
+      if (old) {
         as.push(ChunkAs.PREVIOUS);
         stored.push(0);
-        kept.push(old.segment);
+        kept.push(old);
         continue;
       }
       const z = gzipSync(chunk, { level: gzipLevel });
