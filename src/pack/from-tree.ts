@@ -23,20 +23,20 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 as zcrc32 } from 'node:zlib';
-import { sha256 } from '../chain/hash.js';
 import { isTxRawPath, MANIFEST_PATH } from '../contract/layout.js';
 import { manifestHash } from '../index/state.js';
-import { blobOf, Encoding, Kind, PACK_POINTER, packKey, type BlobRef, type RecipeSegment } from '../contract/pack-format.js';
+import { blobOf, Encoding, PACK_POINTER, packKey, type BlobRef } from '../contract/pack-format.js';
 import { blockTxPlaces } from './block-txs.js';
 import { deltaOf } from './delta.js';
-import { docMarks, embeddedTxSegments, headTxids, placementPrefix } from './embedded.js';
+import { docMarks, embeddedTxSegments, headTxids } from './embedded.js';
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
 import { previousChunks, storeManifest, storePreparedManifest, type PreparedManifest } from './manifest-chunks.js';
 import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
-import { answerBytes, PackReader } from './reader.js';
-import { CRC_UNKNOWN, PREFIX_UNKNOWN, shaKey, TxBlobs, type TxSlice } from './tx-blobs.js';
+import { PackReader } from './reader.js';
+import { answerWithSha, placementOf, previousRecipe, resolveDocs, sameAnswer } from './base-lookups.js';
+import { shaKey, TxBlobs, type TxSlice } from './tx-blobs.js';
 import type { FromTreeOptions, FromTreeSummary } from './from-tree-options.js';
 import { GZIP_LEVEL, PackWriter, type Prepared } from './writer.js';
 
@@ -123,20 +123,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   /**
-   * The base pack's record when its answer equals `bytes` (read and compared), else undefined.
-   * With `changed`, the other paths are the ones the build changed: no old answer is assembled
-   * to be compared (a hub address's is the largest read of a pack).
-   */
-  const reusable = async (path: string, bytes: Uint8Array) => {
-    if (!base || changed) return undefined;
-    const old = await base.lookup(path);
-    // Equal sizes first: a changed size costs no read of the old answer.
-    if (!old || old.size !== bytes.length) return undefined;
-    const answer = await base.get(path);
-    return answer && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).equals(await answerBytes(answer)) ? old : undefined;
-  };
-
-  /**
    * A block's `.bin` blob: where each of its txs' raw bytes sit; its txs' documents (read with
    * it, FileRead.txs) written next to each other.
    */
@@ -155,21 +141,6 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   /**
-   * A block document embeds its txs' documents without their placement fields, which are the
-   * same for every tx of the block: for the documents kept unread from the pack appended to,
-   * they are learnt by reading the last such document from it (not a coinbase, whose txid may
-   * repeat one of another block, BIP 30, and whose document is then placed there).
-   */
-  const placementOf = async (doc: Buffer): Promise<Buffer | undefined> => {
-    const txid = headTxids(doc).findLast((id) => txs.doc(id)?.prefix === PREFIX_UNKNOWN);
-    const answer = txid && (await base!.get(`tx/${txid}.json`));
-    if (!answer) return undefined;
-    const bytes = Buffer.from(await answerBytes(answer));
-    const prefix = placementPrefix(bytes);
-    return prefix ? bytes.subarray(prefix) : undefined;
-  };
-
-  /**
    * A line `changed` vouches for, dealt with as the manifest is read (an append's most lines, not
    * yielded): its record is kept by the writer from the base index, unread. A tx document's is
    * noted by its line, its blob looked up only when a recipe may name it (resolveDocs).
@@ -183,41 +154,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
   };
 
   /**
-   * The blobs of the pending tx documents among `txids` (setPending), from the base index: a
-   * record of the size the manifest line gave is taken (the CRC-32 of its bytes: an identity
-   * blob's own, a gzip one's from its trailer, else only the line's sha256 checks spans);
-   * otherwise no recipe names that document.
-   */
-  const resolveDocs = async (txids: readonly string[]) => {
-    for (const txid of txids) {
-      const p = txs.pending(txid);
-      if (!p) continue;
-      const old = await base!.lookup(`tx/${txid}.json`);
-      if (!old || old.kind !== Kind.STORED || old.size !== p.size) {
-        txs.forget(txid);
-        continue;
-      }
-      const crc = old.encoding === Encoding.IDENTITY ? old.crc : ((await base!.gzipCrc(old, old.size)) ?? CRC_UNKNOWN);
-      txs.setDoc(txid, { blob: blobOf(old), size: old.size, sha: p.sha, crc, prefix: PREFIX_UNKNOWN, prefixCrc: 0, early: false });
-    }
-  };
-
-  /** The segments of `path`'s answer in the pack appended to when it is a recipe of `size` bytes (which a hint's bytes of the previous version are clipped from). */
-  const previousRecipe = async (path: string, size: number): Promise<RecipeSegment[] | undefined> => {
-    const old = await base!.lookup(path);
-    return old?.kind === Kind.RECIPE && old.size === size ? base!.recipe(path, old).catch(() => undefined) : undefined;
-  };
-
-  /**
    * A tx's `.bin` or `.hex` the tree lists without its bytes (site-writer-worker.ts LISTED) and no
    * block `.bin` this run packed holds (an older block's tx whose file was listed again): its
    * answer in the pack appended to, when that is the line's bytes.
    */
   const packListed = async (l: ManifestLine) => {
-    const old = base && (await base.lookup(l.path));
-    const answer = old && old.size === l.size ? await base!.get(l.path) : undefined;
-    const bytes = answer && (await answerBytes(answer));
-    if (!old || !bytes || sha256(bytes).toString('hex') !== l.sha) {
+    const old = base && (await answerWithSha(base, l.path, l.size, l.sha));
+    if (!old) {
       throw new Error(`${join(treeDir, l.path)}: listed in ${MANIFEST_PATH} (line ${l.lineNo}) without a file, and neither a block this run packs nor the pack appended to holds its bytes`);
     }
     writer.addExisting(l.path, old);
@@ -272,8 +215,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     }
     // Appending, a hint may name kept tx documents and bytes of the document's previous answer.
     const need = second && base ? hints?.needs(l.path) : undefined;
-    if (need && txs.pendingCount > 0) await resolveDocs(need.txids);
-    const previous = need?.previous !== undefined ? await previousRecipe(l.path, need.previous) : undefined;
+    if (need && txs.pendingCount > 0) await resolveDocs(base!, txs, need.txids);
+    const previous = need?.previous !== undefined ? await previousRecipe(base!, l.path, need.previous) : undefined;
     const hinted = second ? hints?.segments(l.path, l.size, txs, previous) : undefined;
     const rebased = second && !hinted && rebase?.unchanged(l.path) ? await rebase.segments(l.path, l.size, txs) : undefined;
     if (hinted || rebased) {
@@ -299,7 +242,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     const file = await readChecked(l, ahead);
     const bytes = file.bytes;
     count(bytes.length);
-    const old2 = await reusable(l.path, bytes);
+    // The base pack's record when its answer is the file's; with `changed`, none is looked for
+    // (the other paths are the ones the build changed: a hub address's is the largest read).
+    const old2 = !base || changed ? undefined : await sameAnswer(base, l.path, bytes);
     // A changed document (not a tx's, whose blob recipes name) as a recipe over its previous answer.
     const delta = base && !old2 && !tx && !RAW.test(l.path) && !EMBEDDING.test(l.path) ? await deltaOf(base, l.path, bytes, Math.min(bytes.length, file.gzip?.length ?? Infinity)) : undefined;
     if (delta) {
@@ -314,9 +259,9 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
       n.reused++;
       blob = blobOf(old2);
     } else if (second) {
-      if (txs.pendingCount > 0) await resolveDocs(headTxids(bytes));
+      if (txs.pendingCount > 0) await resolveDocs(base!, txs, headTxids(bytes));
       // Only documents kept unread (vouched for) have an unknown prefix.
-      const placement = changed && BLOCK_JSON.test(l.path) ? await placementOf(bytes) : undefined;
+      const placement = changed && BLOCK_JSON.test(l.path) ? await placementOf(base!, txs, bytes) : undefined;
       const segs = embeddedTxSegments(bytes, txs, placement);
       if (segs) {
         writer.addRecipe(l.path, segs, { compress: true });
