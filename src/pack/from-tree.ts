@@ -32,7 +32,7 @@ import { docMarks, embeddedTxSegments, headTxids } from './embedded.js';
 import { RecipeHints } from './hints.js';
 import { RecipeRebase } from './rebase.js';
 import { TreeReader, type FileRead } from './read-ahead.js';
-import { previousChunks, storeManifest, storePreparedManifest, type PreparedManifest } from './manifest-chunks.js';
+import { prepareManifest, previousChunks, storePreparedManifest, type PreparedManifest } from './manifest-chunks.js';
 import { BLOCK_BIN, BLOCK_JSON, EMBEDDING, gzipAhead, manifestLines, RAW, rawOfHex, TX_JSON, type ManifestLine } from './tree-files.js';
 import { PackReader } from './reader.js';
 import { answerWithSha, placementOf, previousRecipe, resolveDocs, sameAnswer } from './base-lookups.js';
@@ -311,14 +311,12 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // sorts them by key.
     const between = hintsThere ? { lines: 0, embedding: 0 } : undefined;
     const take = (embedding: boolean) => (path: string, size: number, sha: () => string) => {
-      if (between && !embedding) {
-        const counted = isTxRawPath(path) ? 'lines' : EMBEDDING.test(path) ? 'embedding' : undefined;
-        if (counted) {
-          between[counted]++;
-          return false;
-        }
+      const embeds = EMBEDDING.test(path);
+      if (between && !embedding && (embeds || isTxRawPath(path))) {
+        between[embeds ? 'embedding' : 'lines']++;
+        return false;
       }
-      return (later !== undefined || EMBEDDING.test(path) === embedding) && !passBy(path, size, sha);
+      return (later !== undefined || embeds === embedding) && !passBy(path, size, sha);
     };
     async function* firstPass(): AsyncGenerator<ManifestLine> {
       for (const l of manifestLines(manifestPath, take(false))) {
@@ -339,13 +337,13 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     // files are slices), while the main thread packs them.
     let manifestReady: Promise<PreparedManifest> | undefined;
     const scratch = writer.scratchPath('manifest');
-    const prepareManifest = () => {
+    const manifestThere = () => {
       manifestReady = reader.prepareManifest(manifestPath, scratch, writer.keepGzipRatio, base && packDir);
       manifestReady.catch(() => undefined); // thrown where awaited
     };
-    if (opts.withManifest && changed) prepareManifest();
+    if (opts.withManifest && changed) manifestThere();
     for await (const [l, ahead] of pass(firstPass())) {
-      if (between && opts.withManifest && !manifestReady && l.tx) prepareManifest();
+      if (between && opts.withManifest && !manifestReady && l.tx) manifestThere();
       await packFile(l, ahead, false);
     }
     if (hintsThere) reader.useHints(opts.hints!, txs);
@@ -378,7 +376,8 @@ export async function packFromTree(treeDir: string, packDir: string, opts: FromT
     hints?.close();
     hints = undefined;
     if (opts.withManifest) {
-      const { sha256, chunks, kept } = manifestReady ? storePreparedManifest(writer, await manifestReady, scratch) : storeManifest(writer, manifestPath, await previous);
+      const ready = manifestReady ?? prepareManifest(manifestPath, scratch, gzipLevel, writer.keepGzipRatio, await previous);
+      const { sha256, chunks, kept } = storePreparedManifest(writer, await ready, scratch);
       n.manifestChunks = chunks;
       n.manifestChunksKept = kept;
       if ((opts.manifestSha256 ?? manifestHash(manifestPath)) !== sha256) throw new Error(`${manifestPath} changed while the tree was packed`);

@@ -113,32 +113,6 @@ export async function previousChunks(base: PackReader, pause?: Pause): Promise<M
   return out;
 }
 
-/**
- * Stores the manifest file at `path` in `writer` as `_manifest.json`: a recipe over its chunks,
- * those equal to one of `previous` taken from it. Returns the file's sha256 and the chunks kept.
- */
-export function storeManifest(writer: PackWriter, path: string, previous: ReadonlyMap<string, OldChunk> = new Map()): { sha256: string; chunks: number; kept: number } {
-  const segments: RecipeSegment[] = [];
-  let kept = 0;
-  const it = manifestChunks(path);
-  let next = it.next();
-  for (; !next.done; next = it.next()) {
-    const chunk = next.value;
-    const d = sha256Of(chunk);
-    const old = previousSegment(previous, chunk, d);
-    if (old) {
-      segments.push(old);
-      kept++;
-      continue;
-    }
-    // Gzipped by the writer, on this thread: zlib's thread pool costs a chunk of 8 KB more CPU than its gzip.
-    const blob = writer.store(chunk, true, { sha256: d.toString('hex') });
-    segments.push({ type: 'range', blob, start: 0, length: chunk.length });
-  }
-  writer.addRecipe(MANIFEST_PATH, segments, { compress: true });
-  return { sha256: next.value, chunks: segments.length, kept };
-}
-
 /** How a chunk prepareManifest made is stored: its bytes, their gzip, or the previous manifest's blob of the same bytes. */
 export const ChunkAs = { IDENTITY: 0, GZIP: 1, PREVIOUS: 2 } as const;
 export type ChunkAs = (typeof ChunkAs)[keyof typeof ChunkAs];
@@ -162,8 +136,8 @@ export interface PreparedManifest {
 /**
  * The chunks of the manifest at `path` hashed, the ones not among `previous` (previousChunks's)
  * gzipped (at `gzipLevel`, kept as the writer would keep it: keepsGzip with `keepGzipRatio`) and
- * their stored bytes written to `scratch`: what storeManifest does but the writing, for
- * packFromTree's read thread (tree-read-worker.ts), which lets its reads go first (`pause`).
+ * their stored bytes written to `scratch`, for storePreparedManifest: on packFromTree's read thread
+ * (tree-read-worker.ts), which lets its reads go first (`pause`), or on the main thread.
  */
 export async function prepareManifest(path: string, scratch: string, gzipLevel: number, keepGzipRatio: number, previous: ReadonlyMap<string, OldChunk> = new Map(), pause?: Pause): Promise<PreparedManifest> {
   const sizes: number[] = [];
@@ -202,7 +176,8 @@ export async function prepareManifest(path: string, scratch: string, gzipLevel: 
 
 /**
  * Stores the chunks prepareManifest made (`prepared`, its stored bytes in `scratch`) in `writer`
- * as `_manifest.json`: the same blobs and recipe storeManifest stores.
+ * as `_manifest.json`: a recipe over them, those equal to a previous chunk that chunk's blob.
+ * Returns the file's sha256 and the chunks kept.
  */
 export function storePreparedManifest(writer: PackWriter, prepared: PreparedManifest, scratch: string): { sha256: string; chunks: number; kept: number } {
   const segments: RecipeSegment[] = [];
