@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { onPath, writeAll } from '../runtime/io-error.js';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { onPath, readAll, writeAll } from '../runtime/io-error.js';
 
 /** Where one block's bytes sit in the spill file. */
 export interface SpilledBlock {
@@ -35,12 +35,7 @@ export class BlocksSpill {
 
   read(at: SpilledBlock): Buffer {
     const buf = Buffer.allocUnsafe(at.length);
-    let done = 0;
-    while (done < at.length) {
-      const n = onPath(this.path, 'block spill', () => readSync(this.fd, buf, done, at.length - done, at.offset + done));
-      if (n === 0) throw new Error(`block spill ${this.path} ends early at offset ${at.offset + done}`);
-      done += n;
-    }
+    readAll(this.fd, buf, at.length, at.offset, this.path, 'block spill');
     return buf;
   }
 

@@ -13,7 +13,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { MANIFEST_PATH } from '../contract/layout.js';
 import { Encoding, Kind, type RecipeSegment } from '../contract/pack-format.js';
-import { onPath } from '../runtime/io-error.js';
+import { onPath, readAll } from '../runtime/io-error.js';
 import { OutFile } from './out-file.js';
 import type { PackReader } from './reader.js';
 import { keepsGzip, type PackWriter } from './writer.js';
@@ -181,20 +181,19 @@ export async function prepareManifest(path: string, scratch: string, gzipLevel: 
  */
 export function storePreparedManifest(writer: PackWriter, prepared: PreparedManifest, scratch: string): { sha256: string; chunks: number; kept: number } {
   const segments: RecipeSegment[] = [];
-  const fd = onPath(scratch, 'reading', () => openSync(scratch, 'r'));
+  const what = 'manifest chunks scratch file';
+  const fd = onPath(scratch, what, () => openSync(scratch, 'r'));
   try {
     let buf = Buffer.allocUnsafe(1 << 16);
     let kept = 0;
+    let at = 0;
     prepared.sizes.forEach((size, i) => {
       const as = prepared.as[i] as ChunkAs;
       if (as === ChunkAs.PREVIOUS) return void segments.push(prepared.previous[kept++]!);
       const n = prepared.stored[i]!;
       if (n > buf.length) buf = Buffer.allocUnsafe(n);
-      for (let got = 0; got < n; ) {
-        const r = onPath(scratch, 'reading', () => readSync(fd, buf, got, n - got, null));
-        if (r === 0) throw new Error(`${scratch}: ends before chunk ${i} of the manifest's (${n} bytes)`);
-        got += r;
-      }
+      readAll(fd, buf, n, at, scratch, what);
+      at += n;
       const sha256 = Buffer.from(prepared.shas.buffer, prepared.shas.byteOffset + 32 * i, 32).toString('hex');
       const blob = writer.storeEncoded(sha256, buf.subarray(0, n), as === ChunkAs.GZIP ? Encoding.GZIP : Encoding.IDENTITY);
       segments.push({ type: 'range', blob, start: 0, length: size });

@@ -1,5 +1,5 @@
-import { closeSync, openSync, readSync, rmSync } from 'node:fs';
-import { onPath, writeAll } from '../runtime/io-error.js';
+import { closeSync, openSync, rmSync } from 'node:fs';
+import { onPath, readAll, writeAll } from '../runtime/io-error.js';
 
 /**
  * The /tx documents the txs stage rendered, for the address render threads (which embed each
@@ -178,11 +178,7 @@ export class TxTextReader {
     const length = last & MAX_LENGTH;
     const offset = this.slots[w + 2]! + ((last >>> 24) & 15) * 2 ** 32;
     const text = Buffer.allocUnsafe(length);
-    for (let done = 0; done < length; ) {
-      const n = onPath(path, WHAT, () => readSync(fd, text, done, length - done, offset + done));
-      if (n === 0) throw new Error(`${WHAT} ${path} ends early at offset ${offset + done}`);
-      done += n;
-    }
+    readAll(fd, text, length, offset, path, WHAT);
     // The first 8 bytes of a txid may be another's: the document names its tx near its start
     // (at byte 9 of a compact one, `{"hash":"<txid>"`; a little further in a pretty one).
     return text.toString('latin1', 9, 9 + 64) === txid || text.subarray(0, 100).includes(txid) ? text : undefined;

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, linkSync, statfsSync, writeSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, readSync, statfsSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname } from 'node:path';
 
@@ -62,6 +62,18 @@ export function onPath<T>(path: string, what: string, f: () => T): T {
 /** Writes all of `bytes` at fd's position (writeSync may write less than asked). */
 export function writeAll(fd: number, bytes: Uint8Array): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+/**
+ * Reads `length` bytes at `position` of fd into `into` (readSync may read less than asked); a
+ * file that ends first is an error naming `what` (e.g. "block spill"), `path` and the offset.
+ */
+export function readAll(fd: number, into: Uint8Array, length: number, position: number, path: string, what: string): void {
+  for (let done = 0; done < length; ) {
+    const n = onPath(path, what, () => readSync(fd, into, done, length - done, position + done));
+    if (n === 0) throw new Error(`${what} ${path} ends early at offset ${position + done}`);
+    done += n;
+  }
 }
 
 /** Hard-links `src` at `dst` (copies it across file systems); an error names `dst`. */
